@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// C lives in its own system-library targets (forward-only shims); only
+// PinproxyRuntime imports them. PinproxyCore is pure Swift so that policy code
+// can never touch a pointer.
+let package = Package(
+    name: "pinproxy",
+    products: [
+        .executable(name: "pinproxy", targets: ["pinproxy"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        .target(name: "PinproxyCore"),
+        .target(
+            name: "PinproxyRuntime",
+            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent"]
+        ),
+        .executableTarget(
+            name: "pinproxy",
+            dependencies: ["PinproxyCore", "PinproxyRuntime"]
+        ),
+        .testTarget(
+            name: "PinproxyCoreTests",
+            dependencies: ["PinproxyCore"]
+        ),
+        .testTarget(
+            name: "PinproxyRuntimeTests",
+            dependencies: ["PinproxyCore", "PinproxyRuntime", "COpenSSL", "CLibevent"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

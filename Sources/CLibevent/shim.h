@@ -1,0 +1,34 @@
+// Forward-only shims for libevent macros Swift cannot import.
+// Include order matters: libc headers first. <event2/event-config.h> defines
+// _GNU_SOURCE, and seeing it before <sys/select.h> breaks fd_set against
+// Foundation/Dispatch ('__fds_bits' ... is not present in definition of 'fd_set').
+#ifndef PINPROXY_CLIBEVENT_SHIM_H
+#define PINPROXY_CLIBEVENT_SHIM_H
+
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/time.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/listener.h>
+#include <event2/dns.h>
+#include <event2/thread.h>
+#include <event2/util.h>
+
+static inline struct event *shim_evtimer_new(struct event_base *b, event_callback_fn cb, void *arg) { return evtimer_new(b, cb, arg); }
+static inline int shim_evtimer_add(struct event *ev, const struct timeval *tv) { return evtimer_add(ev, tv); }
+static inline int shim_evtimer_del(struct event *ev) { return evtimer_del(ev); }
+static inline int shim_evtimer_pending(const struct event *ev, struct timeval *tv) { return evtimer_pending(ev, tv); }
+static inline struct event *shim_evsignal_new(struct event_base *b, int sig, event_callback_fn cb, void *arg) { return evsignal_new(b, sig, cb, arg); }
+static inline int shim_EVUTIL_SOCKET_ERROR(void) { return EVUTIL_SOCKET_ERROR(); }
+
+#endif

@@ -1,0 +1,85 @@
+import Foundation
+
+/// A validated, immutable configuration (SPEC §2). Built only by
+/// `ConfigurationLoader` (from a file) or `Configuration.builtInDefaults`.
+public struct Configuration: Sendable {
+    public var listeners: [ListenerConfiguration]
+    public var violationLogPath: String
+    /// nil = OpenSSL's default verify paths.
+    public var trustStorePath: String?
+    public var policies: PolicyTable
+    /// `resolve`: "host:port" → address to connect to instead of resolving (like curl --resolve).
+    public var resolveOverrides: [Endpoint: Endpoint]
+    public var timeouts: Timeouts
+    public var limits: Limits
+    /// Event loops to run; 0 in the file means one per core, resolved here to a concrete count.
+    public var threads: Int
+    /// Identical violation events written in full per key per minute (`log_burst`).
+    public var logBurst: Int
+
+    public init(listeners: [ListenerConfiguration],
+                violationLogPath: String,
+                trustStorePath: String? = nil,
+                policies: PolicyTable = PolicyTable(),
+                resolveOverrides: [Endpoint: Endpoint] = [:],
+                timeouts: Timeouts = Timeouts(),
+                limits: Limits = Limits(),
+                threads: Int = 1,
+                logBurst: Int = 10) {
+        self.listeners = listeners
+        self.violationLogPath = violationLogPath
+        self.trustStorePath = trustStorePath
+        self.policies = policies
+        self.resolveOverrides = resolveOverrides
+        self.timeouts = timeouts
+        self.limits = limits
+        self.threads = threads
+        self.logBurst = logBurst
+    }
+}
+
+/// A host (name or IP literal) and a TCP port.
+public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
+    public var host: HostName
+    public var port: UInt16
+    public init(host: HostName, port: UInt16) { self.host = host; self.port = port }
+    /// `host:port`, with brackets around IPv6 literals.
+    public var description: String { host.isIPv6 ? "[\(host.value)]:\(port)" : "\(host.value):\(port)" }
+}
+
+/// One listening socket and what it does with requests.
+public struct ListenerConfiguration: Sendable, Hashable {
+    public enum Mode: Sendable, Hashable {
+        /// HTTP proxy: absolute-form requests, or origin-form with Host.
+        case forward
+        /// Every request goes to this fixed upstream.
+        case gateway(upstream: Endpoint)
+    }
+    public var address: Endpoint
+    public var mode: Mode
+    public var allowRemote: Bool
+    public init(address: Endpoint, mode: Mode, allowRemote: Bool = false) {
+        self.address = address
+        self.mode = mode
+        self.allowRemote = allowRemote
+    }
+}
+
+/// SPEC §2 `timeouts`, plus `shutdown` (SPEC §5).
+public struct Timeouts: Sendable, Hashable {
+    public var connect: Duration = .seconds(5)
+    public var handshake: Duration = .seconds(10)
+    public var requestHeader: Duration = .seconds(15)
+    public var idle: Duration = .seconds(60)
+    public var shutdown: Duration = .seconds(10)
+    public init() {}
+}
+
+/// SPEC §2 `limits`.
+public struct Limits: Sendable, Hashable {
+    public var maxHeaderBytes: Int = 65536
+    public var maxConnections: Int = 10000
+    /// Longest request target accepted before answering 414.
+    public var maxRequestTargetBytes: Int = 8192
+    public init() {}
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// Syntax checks and normalisation for host names and IP literals.
+///
+/// Deliberately strict: only LDH labels (letters, digits, hyphen; no leading or
+/// trailing hyphen), so that a key in the config and a name on the wire can be
+/// compared byte for byte after lower-casing. Internationalised names must be
+/// written as A-labels (`xn--…`).
+enum HostNameSyntax {
+    static func normalise(_ raw: String) -> String? {
+        var text = raw
+        if text.hasPrefix("["), text.hasSuffix("]") {
+            text = String(text.dropFirst().dropLast())
+            return isIPv6(text) ? text.lowercased() : nil
+        }
+        if isIPv6(text) { return text.lowercased() }
+        if text.hasSuffix(".") { text.removeLast() }
+        text = text.lowercased()
+        if isIPv4(text) { return text }
+        return isDNSName(text) ? text : nil
+    }
+
+    static func isDNSName(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count <= 253 else { return false }
+        var labelLength = 0
+        var previous: UInt8 = UInt8(ascii: ".")
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "."):
+                if labelLength == 0 || previous == UInt8(ascii: "-") { return false }
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                labelLength += 1
+            case UInt8(ascii: "-"):
+                if labelLength == 0 { return false }
+                labelLength += 1
+            case UInt8(ascii: "_"):
+                // Seen in real service names (_dmarc, SRV-style hosts); harmless for matching.
+                labelLength += 1
+            default:
+                return false
+            }
+            if labelLength > 63 { return false }
+            previous = byte
+        }
+        return labelLength > 0 && previous != UInt8(ascii: "-")
+    }
+
+    /// Dotted-quad IPv4, each part 0–255 without leading zeros (`010.0.0.1`
+    /// is ambiguous between octal and decimal in other stacks, so refused).
+    static func isIPv4(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        for part in parts {
+            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let number = Int(part), number <= 255 else { return false }
+            if part.count > 1 && part.first == "0" { return false }
+        }
+        return true
+    }
+
+    /// IPv6 literal (RFC 4291 text forms, optional embedded IPv4, no zone id).
+    static func isIPv6(_ text: String) -> Bool {
+        guard text.contains(":"), text.count <= 45 else { return false }
+        let halves = text.components(separatedBy: "::")
+        guard halves.count <= 2 else { return false }
+        func groups(_ part: String) -> [Substring]? {
+            if part.isEmpty { return [] }
+            return part.split(separator: ":", omittingEmptySubsequences: false)
+        }
+        guard let head = groups(halves[0]) else { return false }
+        let tail = halves.count == 2 ? (groups(halves[1]) ?? []) : []
+        var all = head + tail
+        var width = 0
+        if let last = all.last, last.contains(".") {
+            guard isIPv4(String(last)) else { return false }
+            all.removeLast()
+            width += 2
+        }
+        for group in all {
+            guard (1...4).contains(group.count), group.allSatisfy({ $0.isHexDigit }) else { return false }
+        }
+        width += all.count
+        return halves.count == 2 ? width <= 7 : width == 8
+    }
+}

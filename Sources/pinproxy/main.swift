@@ -1,0 +1,4 @@
+import PinproxyCore
+import PinproxyRuntime
+
+print("pinproxy")

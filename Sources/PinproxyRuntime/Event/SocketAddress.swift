@@ -1,0 +1,83 @@
+import Foundation
+import PinproxyCore
+
+/// A resolved IPv4 or IPv6 socket address, held as `sockaddr_storage`.
+struct SocketAddress: Sendable, CustomStringConvertible {
+    var storage: sockaddr_storage
+    var length: socklen_t
+
+    init(storage: sockaddr_storage, length: socklen_t) {
+        self.storage = storage
+        self.length = length
+    }
+
+    /// Copies a kernel-provided address; nil for families other than IPv4/IPv6.
+    init?(_ pointer: UnsafePointer<sockaddr>, length: socklen_t) {
+        guard pointer.pointee.sa_family == sa_family_t(AF_INET) || pointer.pointee.sa_family == sa_family_t(AF_INET6),
+              Int(length) <= MemoryLayout<sockaddr_storage>.size else { return nil }
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: Int(length)))
+        }
+        self.init(storage: storage, length: length)
+    }
+
+    /// Parses a numeric IP literal (no brackets) and a port; nil for names.
+    init?(ip: String, port: UInt16) {
+        var storage = sockaddr_storage()
+        if ip.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, ip, &address.sin6_addr) == 1 else { return nil }
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in6.self) }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return nil }
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in.self) }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+
+    var family: Int32 { Int32(storage.ss_family) }
+
+    var port: UInt16 {
+        withUnsafeBytes(of: storage) { raw in
+            family == AF_INET6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
+                               : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
+        }
+    }
+
+    /// The address without port, numeric.
+    var ip: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        withUnsafeBytes(of: storage) { raw in
+            if family == AF_INET6 {
+                var address = raw.load(as: sockaddr_in6.self).sin6_addr
+                _ = inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count))
+            } else {
+                var address = raw.load(as: sockaddr_in.self).sin_addr
+                _ = inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
+            }
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `ip:port`, IPv6 in brackets, as in logs and the violation log.
+    var description: String { family == AF_INET6 ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
+
+    var isLoopback: Bool {
+        if family == AF_INET6 { return ip == "::1" }
+        return ip.hasPrefix("127.")
+    }
+
+    /// Calls `body` with the address as a `sockaddr` pointer.
+    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        withUnsafeBytes(of: storage) { raw in
+            body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import PinproxyCore
+
+/// One generation of configuration, built and ready: the validated
+/// `Configuration` plus a `PreparedPolicy` per host rule and for
+/// `default_policy`. Reload builds a new one off to the side and swaps the
+/// reference; requests keep the generation they started with.
+final class ActiveConfiguration: @unchecked Sendable {
+    let configuration: Configuration
+    let generation: Int
+    private let rulePolicies: [String: PreparedPolicy]
+    /// nil when `default_policy` is `deny`.
+    private let defaultPolicy: PreparedPolicy?
+
+    /// Loads every file the policies name and builds their TLS contexts.
+    /// Errors name the host rule (as a JSON path) and the file.
+    init(configuration: Configuration, generation: Int) throws {
+        self.configuration = configuration
+        self.generation = generation
+        let trustStore: TrustStore
+        do {
+            trustStore = try TrustStore.system(path: configuration.trustStorePath)
+        } catch {
+            throw RuntimeError.message("$.trust_store: \(error)")
+        }
+        var problems: [String] = []
+        var policies: [String: PreparedPolicy] = [:]
+        for rule in configuration.policies.rules {
+            do {
+                policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore)
+            } catch {
+                problems.append("$.hosts[\"\(rule.key)\"]: \(error)")
+            }
+        }
+        var fallback: PreparedPolicy?
+        if case let .policy(policy) = configuration.policies.defaultPolicy {
+            do {
+                fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore)
+            } catch {
+                problems.append("$.default_policy: \(error)")
+            }
+        }
+        guard problems.isEmpty else { throw RuntimeError.message(problems.joined(separator: "\n")) }
+        rulePolicies = policies
+        defaultPolicy = fallback
+    }
+
+    /// The policy for an upstream host (SPEC §2.2 precedence); nil = denied.
+    func policy(for host: HostName) -> PreparedPolicy? {
+        switch configuration.policies.lookup(host) {
+        case let .rule(rule): return rulePolicies[rule.key]
+        case .defaultPolicy: return defaultPolicy
+        case .deny: return nil
+        }
+    }
+}

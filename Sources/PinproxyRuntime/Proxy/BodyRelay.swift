@@ -1,0 +1,89 @@
+import Foundation
+import PinproxyCore
+
+/// Moves one message body from a source evbuffer to a destination evbuffer
+/// according to its framing, without the payload entering Swift: data moves
+/// by `evbuffer_remove_buffer`; only chunk-size lines and trailers are read
+/// (and re-emitted normalised, so the next hop sees unambiguous framing).
+struct BodyRelay {
+    enum Progress: Equatable {
+        /// Waiting for more bytes from the source.
+        case needMore
+        /// The body is complete; bytes after it in the source belong to the next message.
+        case complete
+        case invalid(HTTPError)
+    }
+
+    private enum State {
+        case remaining(UInt64)
+        case chunked(ChunkedFramer)
+        case untilClose
+        case done
+    }
+
+    private var state: State
+
+    /// A chunk-size line (with extensions) plus a trailer section never need more.
+    static let maximumControlBytes = 16 * 1024
+
+    init(framing: BodyFraming) {
+        switch framing {
+        case .none, .contentLength(0): state = .done
+        case let .contentLength(length): state = .remaining(length)
+        case .chunked: state = .chunked(ChunkedFramer())
+        case .untilClose: state = .untilClose
+        }
+    }
+
+    var isComplete: Bool { if case .done = state { return true } else { return false } }
+    var isDelimitedByClose: Bool { if case .untilClose = state { return true } else { return false } }
+
+    /// Moves as much of the body as the source holds.
+    mutating func pump(from source: OpaquePointer, to destination: OpaquePointer) -> Progress {
+        while true {
+            switch state {
+            case .done:
+                return .complete
+            case .untilClose:
+                ByteBuffer.moveAll(from: source, to: destination)
+                return .needMore
+            case let .remaining(count):
+                let available = ByteBuffer.length(source)
+                guard available > 0 else { return .needMore }
+                let moved = ByteBuffer.move(from: source, to: destination, count: Int(min(UInt64(available), count)))
+                let left = count - UInt64(moved)
+                state = left == 0 ? .done : .remaining(left)
+                if left > 0 { return .needMore }
+            case var .chunked(framer):
+                // Most control lines are a few bytes: look at a short prefix first
+                // and pull up the bounded maximum only when that is not enough.
+                var step = ByteBuffer.withContiguousPrefix(source, count: 64) { framer.next($0) }
+                if case .needMore = step, ByteBuffer.length(source) > 64 {
+                    step = ByteBuffer.withContiguousPrefix(source, count: BodyRelay.maximumControlBytes) { framer.next($0) }
+                }
+                switch step {
+                case .needMore:
+                    state = .chunked(framer)
+                    return .needMore
+                case let .data(remaining):
+                    let available = ByteBuffer.length(source)
+                    guard available > 0 else { state = .chunked(framer); return .needMore }
+                    let moved = ByteBuffer.move(from: source, to: destination, count: Int(min(UInt64(available), remaining)))
+                    framer.didPassData(UInt64(moved))
+                    state = .chunked(framer)
+                case let .control(consumed, emit):
+                    ByteBuffer.drain(source, count: consumed)
+                    ByteBuffer.append(destination, emit)
+                    state = .chunked(framer)
+                case let .done(consumed, emit):
+                    ByteBuffer.drain(source, count: consumed)
+                    ByteBuffer.append(destination, emit)
+                    state = .done
+                case let .invalid(error):
+                    state = .chunked(framer)
+                    return .invalid(error)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import PinproxyCore
+
+/// The listener a client connection arrived on.
+struct ListenerContext {
+    var configuration: ListenerConfiguration
+    /// `ip:port` as bound, for logs and the violation log's `listener`.
+    var name: String
+}
+
+/// One client connection: reads request heads, runs one exchange at a time
+/// (pipelined requests wait in the input buffer, in order), and ends every
+/// failure in one close-with-reason path.
+///
+/// Payload never enters Swift: bodies move between evbuffers in `BodyRelay`;
+/// Swift sees heads only. Memory is bounded by watermarks both ways.
+final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
+    enum State { case awaitingHead, exchanging, closing, closed }
+
+    /// Output held before the other side's reading pauses, and the level at which it resumes.
+    static let highWatermark = 512 * 1024
+    static let lowWatermark = 128 * 1024
+
+    private unowned let worker: LoopWorker
+    let listener: ListenerContext
+    let clientAddress: SocketAddress
+    private let client: BufferEvent
+    private(set) var state = State.awaitingHead
+    private var exchange: Exchange?
+    private var clientReadClosed = false
+    private var headTimer: Timer?
+    private var headTimerIsIdle = false
+    private var clientVersion = HTTPVersion.http11
+
+    init(worker: LoopWorker, listener: ListenerContext, client: BufferEvent, clientAddress: SocketAddress) {
+        self.worker = worker
+        self.listener = listener
+        self.client = client
+        self.clientAddress = clientAddress
+        client.delegate = self
+        headTimer = Timer(loop: worker.loop) { [unowned self] in self.headTimerDidFire() }
+    }
+
+    deinit {
+        client.free()
+    }
+
+    func start() {
+        let configuration = worker.configuration.configuration
+        client.setReadHighWatermark(configuration.limits.maxHeaderBytes + 16 * 1024)
+        client.setTimeouts(read: nil, write: configuration.timeouts.idle)
+        client.enableReadWrite()
+        armHeadTimer(idle: false)
+    }
+
+    /// Closes a connection that sits between requests (drain on shutdown);
+    /// one in the middle of an exchange is left to finish.
+    func closeIfIdle() {
+        if state == .awaitingHead && client.inputLength == 0 { close() }
+    }
+
+    var isIdle: Bool { state == .awaitingHead && client.inputLength == 0 }
+
+    // MARK: request heads
+
+    private func armHeadTimer(idle: Bool) {
+        let timeouts = worker.configuration.configuration.timeouts
+        headTimerIsIdle = idle
+        headTimer?.schedule(after: idle ? timeouts.idle : timeouts.requestHeader)
+    }
+
+    private func headTimerDidFire() {
+        guard state == .awaitingHead else { return }
+        if client.inputLength == 0 {
+            close()
+        } else {
+            respond(with: ProxyErrorResponse(status: 408, proxyStatusError: nil,
+                                             message: "The request header did not arrive in time."))
+        }
+    }
+
+    private func readRequestHead() {
+        guard state == .awaitingHead else { return }
+        let available = client.inputLength
+        guard available > 0 else {
+            if clientReadClosed { close() }
+            return
+        }
+        if headTimerIsIdle { armHeadTimer(idle: false) }
+        let limits = worker.configuration.configuration.limits
+        let headLimits = HeadLimits(maxHeaderBytes: limits.maxHeaderBytes, maxTargetBytes: limits.maxRequestTargetBytes)
+        let result = ByteBuffer.withContiguousPrefix(client.input, count: limits.maxHeaderBytes + 1) {
+            RequestHeadParser.parse($0, limits: headLimits)
+        }
+        switch result {
+        case .incomplete:
+            if clientReadClosed { close() }
+        case let .invalid(error):
+            worker.logger.log(.info, "http", "\(clientAddress): request rejected (\(error.status)): \(error.reason)")
+            respond(with: ProxyErrorResponse.forParseError(error))
+        case let .complete(head, consumed):
+            ByteBuffer.drain(client.input, count: consumed)
+            headTimer?.cancel()
+            clientVersion = head.version
+            begin(head)
+        }
+    }
+
+    private func begin(_ head: HTTPRequestHead) {
+        let active = worker.configuration
+        let routing: Result<RoutedRequest, HTTPError>
+        switch listener.configuration.mode {
+        case .forward: routing = RequestRouter.routeForward(head)
+        case let .gateway(upstream): routing = RequestRouter.routeGateway(head, upstream: upstream)
+        }
+        let routed: RoutedRequest
+        switch routing {
+        case let .failure(error):
+            respond(with: ProxyErrorResponse.forParseError(error))
+            return
+        case let .success(value):
+            routed = value
+        }
+        if worker.isOwnListener(routed.upstream) {
+            respond(with: ProxyErrorResponse(status: 508, proxyStatusError: "proxy_loop_detected",
+                                             message: "The request is addressed to pinproxy itself."))
+            return
+        }
+        guard let policy = active.policy(for: routed.upstream.host) else {
+            respond(with: ProxyErrorResponse(status: 403, proxyStatusError: "http_request_denied",
+                                             message: "\(routed.upstream.host) is not an allowed upstream (default_policy is deny)."))
+            return
+        }
+        let exchange = Exchange(request: head, routed: routed, policy: policy, configuration: active,
+                                clientKeepAlive: head.wantsKeepAlive && !worker.isDraining)
+        self.exchange = exchange
+        state = .exchanging
+        if let pooled = worker.pool.take(exchange.poolKey) {
+            exchange.usesPooledConnection = true
+            attach(pooled, to: exchange)
+        } else {
+            connect(exchange)
+        }
+    }
+
+    // MARK: errors and closing
+
+    /// Answers with an error and closes. When a response is already under way
+    /// there is nothing meaningful to add: the connection is cut instead.
+    func respond(with response: ProxyErrorResponse) {
+        if let exchange {
+            exchange.abandonUpstream()
+            if exchange.responseStarted { close(); return }
+        }
+        exchange = nil
+        client.write(response.serialise())
+        closeAfterFlush()
+    }
+
+    /// Stops reading and closes once the output is written.
+    func closeAfterFlush() {
+        guard state != .closed else { return }
+        state = .closing
+        headTimer?.cancel()
+        client.disableRead()
+        if client.outputLength == 0 { close() }
+    }
+
+    /// The one close path: frees the client and whatever upstream is attached.
+    func close() {
+        guard state != .closed else { return }
+        state = .closed
+        headTimer?.cancel()
+        exchange?.abandonUpstream()
+        exchange = nil
+        client.free()
+        worker.sessionDidClose(self)
+    }
+
+    // MARK: client I/O
+
+    func bufferEventDidRead(_ event: BufferEvent) {
+        switch state {
+        case .awaitingHead: readRequestHead()
+        case .exchanging: pumpRequestBody()
+        case .closing: ByteBuffer.drain(client.input, count: client.inputLength)
+        case .closed: break
+        }
+    }
+
+    func bufferEventDidWrite(_ event: BufferEvent) {
+        if state == .closing && client.outputLength == 0 { close(); return }
+        if let exchange, exchange.responsePaused, let upstream = exchange.upstream {
+            exchange.responsePaused = false
+            upstream.bufferEvent.enableRead()
+            relayResponse()
+        }
+    }
+
+    func bufferEvent(_ event: BufferEvent, didReport events: BufferEventEvents) {
+        if events.contains(.eof) && !events.contains(.error) {
+            clientReadClosed = true
+            switch state {
+            case .awaitingHead:
+                // Half-close: requests already buffered are still answered.
+                if client.inputLength == 0 { close() } else { readRequestHead() }
+            case .exchanging:
+                if let exchange, !exchange.requestComplete { close() }
+            case .closing, .closed:
+                close()
+            }
+            return
+        }
+        // Reset, write error or write timeout: the client is gone.
+        close()
+    }
+
+    // MARK: upstream I/O (UpstreamConnectionDelegate)
+
+    func upstreamDidRead(_ connection: UpstreamConnection) { relayResponse() }
+
+    func upstreamDidWrite(_ connection: UpstreamConnection) {
+        if let exchange, exchange.requestPaused {
+            exchange.requestPaused = false
+            client.enableRead()
+            pumpRequestBody()
+        }
+    }
+
+    func upstream(_ connection: UpstreamConnection, didReport events: BufferEventEvents) {
+        upstreamDidEnd(events)
+    }
+
+    // Shared with ClientSession+Upstream.
+    var currentExchange: Exchange? { exchange }
+    var loopWorker: LoopWorker { worker }
+    var clientBuffer: BufferEvent { client }
+    var clientHasClosedReading: Bool { clientReadClosed }
+    var clientHTTPVersion: HTTPVersion { clientVersion }
+
+    /// After an exchange: serve the next (possibly already buffered) request or close.
+    func exchangeDidFinish(keepClientOpen: Bool) {
+        exchange = nil
+        guard state == .exchanging else { return }
+        if keepClientOpen && !worker.isDraining && !(clientReadClosed && client.inputLength == 0) {
+            state = .awaitingHead
+            client.enableRead()
+            armHeadTimer(idle: client.inputLength == 0)
+            if client.inputLength > 0 || clientReadClosed { readRequestHead() }
+        } else {
+            closeAfterFlush()
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import PinproxyCore
+
+/// A trust policy made ready for handshakes: its files loaded, its pins
+/// digested, its `SSL_CTX` built. Shared by every loop (an `SSL_CTX` is safe
+/// to create `SSL`s from concurrently) and immutable.
+final class PreparedPolicy: @unchecked Sendable {
+    /// The matched `hosts` key, or `default_policy`: the log's `rule`.
+    let ruleName: String
+    let policy: TrustPolicy
+    let material: PolicyMaterial
+    let pinMaterial: PinMaterial
+    let context: TLSClientContext
+    /// `sha256/…` pins as the log's `known_pins` shows them.
+    let knownPins: [String]
+
+    init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore) throws {
+        self.ruleName = ruleName
+        self.policy = policy
+        material = try PolicyMaterial.load(for: policy)
+        pinMaterial = PinMaterial(spkiDigests: material.pinnedSPKIDigests,
+                                  certificateDERs: material.pinnedCertificates.map { $0.facts.der })
+        context = try TLSClientContext(policy: policy, material: material, trustStore: trustStore)
+        knownPins = material.pinnedSPKIDigests.compactMap { SPKIPin(digest: $0)?.description }
+    }
+}

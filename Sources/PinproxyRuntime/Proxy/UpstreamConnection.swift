@@ -1,0 +1,56 @@
+import Foundation
+import PinproxyCore
+
+/// What a pooled connection is keyed by: a connection (and a TLS session) is
+/// reused only for the same host and port under the same rule of the same
+/// configuration generation that verified it.
+struct PoolKey: Hashable {
+    var host: HostName
+    var port: UInt16
+    var rule: String
+    var generation: Int
+}
+
+/// Receives an upstream connection's I/O while a client exchange owns it.
+protocol UpstreamConnectionDelegate: AnyObject {
+    func upstreamDidRead(_ connection: UpstreamConnection)
+    func upstreamDidWrite(_ connection: UpstreamConnection)
+    func upstream(_ connection: UpstreamConnection, didReport events: BufferEventEvents)
+}
+
+/// A verified TLS connection to an upstream, in use by one exchange or idle in
+/// the pool. Owns its bufferevent (which owns the socket and the `SSL`) and
+/// the handshake state the `SSL`'s verify callback points at.
+final class UpstreamConnection: BufferEventDelegate {
+    let key: PoolKey
+    let peer: SocketAddress
+    let bufferEvent: BufferEvent
+    /// Kept alive as long as the `SSL`, whose ex_data points at it unretained.
+    let handshake: UpstreamHandshake
+    weak var delegate: UpstreamConnectionDelegate?
+    /// Exchanges completed on this connection (0 = fresh from a handshake).
+    var completedExchanges = 0
+
+    init(key: PoolKey, peer: SocketAddress, bufferEvent: BufferEvent, handshake: UpstreamHandshake) {
+        self.key = key
+        self.peer = peer
+        self.bufferEvent = bufferEvent
+        self.handshake = handshake
+        bufferEvent.delegate = self
+    }
+
+    deinit {
+        // Free the SSL (through its bufferevent) before the handshake it points at.
+        bufferEvent.free()
+    }
+
+    func close() { bufferEvent.free() }
+
+    var isOpen: Bool { bufferEvent.isOpen }
+
+    func bufferEventDidRead(_ event: BufferEvent) { delegate?.upstreamDidRead(self) }
+    func bufferEventDidWrite(_ event: BufferEvent) { delegate?.upstreamDidWrite(self) }
+    func bufferEvent(_ event: BufferEvent, didReport events: BufferEventEvents) {
+        delegate?.upstream(self, didReport: events)
+    }
+}

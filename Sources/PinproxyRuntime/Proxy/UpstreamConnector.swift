@@ -1,0 +1,195 @@
+import Foundation
+import PinproxyCore
+
+/// What the trust evaluation inside a handshake found and decided, with the
+/// evidence a violation event needs.
+struct TrustVerdict {
+    var evaluation: TrustEvaluation
+    var decision: TrustDecision
+    var chain: PeerChain
+}
+
+/// Why no verified upstream connection could be made (SPEC §3 statuses).
+enum UpstreamFailure: Error {
+    case dns(String)
+    case refused(String)
+    case timedOut(String)
+    case tls(String)
+    /// The trust policy blocked the server; nothing was relayed.
+    case blocked(TrustVerdict, peer: SocketAddress)
+}
+
+/// Makes one verified TLS connection: resolve (honouring `resolve`
+/// overrides and IP literals), TCP connect (each address in resolver order),
+/// TLS handshake with the policy evaluated inside it. Reports exactly once,
+/// on the loop, unless cancelled.
+final class UpstreamConnector: BufferEventDelegate {
+    struct Success {
+        var connection: UpstreamConnection
+        /// Set when report-only mode let a failing server through.
+        var reported: TrustVerdict?
+    }
+
+    private let loop: EventLoop
+    private let target: Endpoint
+    private let key: PoolKey
+    private let policy: PreparedPolicy
+    private let timeouts: Timeouts
+    private unowned let pool: UpstreamPool
+    private var completion: ((Result<Success, UpstreamFailure>) -> Void)?
+
+    private var lookup: DNSLookup?
+    private var socketConnector: SocketConnector?
+    private var addresses: [SocketAddress] = []
+    private var lastConnectFailure = UpstreamFailure.refused("no address")
+    private var peer: SocketAddress?
+    private var pending: UpstreamConnection?
+    private var verdict: TrustVerdict?
+    private var handshakeTimer: Timer?
+
+    init(loop: EventLoop, resolver: DNSResolver, pool: UpstreamPool, target: Endpoint, connectTo override: Endpoint?,
+         key: PoolKey, policy: PreparedPolicy, timeouts: Timeouts,
+         completion: @escaping (Result<Success, UpstreamFailure>) -> Void) {
+        self.loop = loop
+        self.target = target
+        self.key = key
+        self.policy = policy
+        self.timeouts = timeouts
+        self.pool = pool
+        self.completion = completion
+        let destination = override ?? target
+        if destination.host.isIPAddress, let address = SocketAddress(ip: destination.host.value, port: destination.port) {
+            addresses = [address]
+            // Defer so the caller never sees its completion run inside init.
+            loop.execute { [weak self] in self?.connectNext() }
+        } else {
+            lookup = resolver.resolve(host: destination.host.value, port: destination.port) { [weak self] result in
+                self?.didResolve(result)
+            }
+        }
+    }
+
+    deinit { cancel() }
+
+    /// Abandons the attempt; the completion never runs.
+    func cancel() {
+        completion = nil
+        lookup?.cancel()
+        socketConnector?.cancel()
+        handshakeTimer?.cancel()
+        pending?.close()
+        pending = nil
+    }
+
+    private func didResolve(_ result: Result<[SocketAddress], DNSFailure>) {
+        lookup = nil
+        switch result {
+        case let .success(found):
+            addresses = found
+            connectNext()
+        case let .failure(.notFound(text)), let .failure(.failed(text)):
+            finish(.failure(.dns("\(target.host): \(text)")))
+        }
+    }
+
+    private func connectNext() {
+        guard completion != nil else { return }
+        guard !addresses.isEmpty else { finish(.failure(lastConnectFailure)); return }
+        let address = addresses.removeFirst()
+        socketConnector = SocketConnector(loop: loop, address: address, timeout: timeouts.connect) { [weak self] result in
+            self?.didConnect(result, to: address)
+        }
+    }
+
+    private func didConnect(_ result: Result<Int32, SocketConnector.Failure>, to address: SocketAddress) {
+        socketConnector = nil
+        switch result {
+        case let .failure(.refused(code)):
+            lastConnectFailure = .refused("\(address): \(String(cString: strerror(code)))")
+            connectNext()
+        case .failure(.timedOut):
+            lastConnectFailure = .timedOut("connect to \(address) timed out")
+            connectNext()
+        case let .success(descriptor):
+            startHandshake(descriptor: descriptor, address: address)
+        }
+    }
+
+    private func startHandshake(descriptor: Int32, address: SocketAddress) {
+        peer = address
+        let handshake = UpstreamHandshake(host: target.host, port: target.port, policy: policy.policy,
+                                          material: policy.material) { [weak self] chain in
+            self?.decide(chain) ?? false
+        }
+        let key = self.key
+        handshake.onNewSession = { [weak pool] session in pool?.store(session, for: key) }
+        let ssl: OpaquePointer
+        do {
+            ssl = try policy.context.makeSSL(for: handshake, resuming: pool.session(for: key))
+        } catch {
+            close(descriptor)
+            finish(.failure(.tls("\(error)")))
+            return
+        }
+        guard let bufferEvent = BufferEvent.tlsClient(loop: loop, descriptor: descriptor, ssl: ssl) else {
+            finish(.failure(.tls("cannot create a TLS bufferevent")))
+            return
+        }
+        let connection = UpstreamConnection(key: key, peer: address, bufferEvent: bufferEvent, handshake: handshake)
+        bufferEvent.delegate = self
+        pending = connection
+        bufferEvent.enableReadWrite()
+        handshakeTimer = Timer(loop: loop) { [weak self] in
+            self?.finish(.failure(.timedOut("TLS handshake with \(address) timed out")))
+        }
+        handshakeTimer?.schedule(after: timeouts.handshake)
+    }
+
+    /// Called by the verify callback, inside the handshake, before any
+    /// application byte can be written: the single place a decision is made.
+    private func decide(_ chain: PeerChain) -> Bool {
+        let (evaluation, decision) = PolicyEvaluation.evaluate(chain, policy: policy.policy,
+                                                               material: policy.pinMaterial, now: Date())
+        verdict = TrustVerdict(evaluation: evaluation, decision: decision, chain: chain)
+        return decision.permitsRelay
+    }
+
+    func bufferEventDidRead(_ event: BufferEvent) {}
+    func bufferEventDidWrite(_ event: BufferEvent) {}
+
+    func bufferEvent(_ event: BufferEvent, didReport events: BufferEventEvents) {
+        guard let connection = pending else { return }
+        if events.contains(.connected) {
+            pending = nil
+            handshakeTimer?.cancel()
+            connection.delegate = nil
+            event.delegate = connection
+            let reported = verdict.flatMap { $0.decision.permitsRelay && $0.decision.reason != nil ? $0 : nil }
+            if reported != nil {
+                // Resuming a session skips verification: a server let through
+                // in report-only mode must be evaluated (and reported) again.
+                pool.forgetSession(for: key)
+            }
+            finish(.success(Success(connection: connection, reported: reported)))
+            return
+        }
+        if let verdict, !verdict.decision.permitsRelay, let peer {
+            finish(.failure(.blocked(verdict, peer: peer)))
+        } else {
+            let detail = OpenSSLErrorText.describe(event.openSSLError)
+            finish(.failure(.tls(detail.isEmpty ? "TLS handshake with \(peer.map { "\($0)" } ?? "upstream") failed (\(events))" : detail)))
+        }
+    }
+
+    private func finish(_ result: Result<Success, UpstreamFailure>) {
+        let completion = self.completion
+        self.completion = nil
+        handshakeTimer?.cancel()
+        if case .failure = result {
+            pending?.close()
+            pending = nil
+            pool.forgetSession(for: key)
+        }
+        completion?(result)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import PinproxyCore
+
+/// Idle verified upstream connections and resumable TLS sessions of one event
+/// loop, so there are no locks on the hot path.
+///
+/// An idle connection is watched: any byte or close from the server, or the
+/// idle timeout, retires it. Keys carry the configuration generation, so a
+/// reload retires what older policies verified simply by no longer matching;
+/// `retire(before:)` frees them eagerly.
+final class UpstreamPool: UpstreamConnectionDelegate {
+    private var idle: [PoolKey: [UpstreamConnection]] = [:]
+    private var sessions: [PoolKey: TLSSessionHandle] = [:]
+    private let maxIdlePerKey: Int
+    private(set) var idleCount = 0
+
+    init(maxIdlePerKey: Int = 512) {
+        self.maxIdlePerKey = maxIdlePerKey
+    }
+
+    /// The most recently returned idle connection for `key`, if any.
+    func take(_ key: PoolKey) -> UpstreamConnection? {
+        guard var list = idle[key], let connection = list.popLast() else { return nil }
+        idle[key] = list.isEmpty ? nil : list
+        idleCount -= 1
+        connection.bufferEvent.setTimeouts(read: nil, write: nil)
+        connection.delegate = nil
+        return connection
+    }
+
+    /// Parks a connection whose exchange ended cleanly.
+    func put(_ connection: UpstreamConnection, idleTimeout: Duration) {
+        guard connection.isOpen, connection.bufferEvent.inputLength == 0 else { connection.close(); return }
+        var list = idle[connection.key] ?? []
+        guard list.count < maxIdlePerKey else { connection.close(); return }
+        connection.delegate = self
+        connection.bufferEvent.setTimeouts(read: idleTimeout, write: nil)
+        connection.bufferEvent.enableRead()
+        list.append(connection)
+        idle[connection.key] = list
+        idleCount += 1
+    }
+
+    func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
+
+    func store(_ session: TLSSessionHandle, for key: PoolKey) { sessions[key] = session }
+
+    func forgetSession(for key: PoolKey) { sessions[key] = nil }
+
+    /// Frees every idle connection and session verified under an older generation.
+    func retire(before generation: Int) {
+        for (key, list) in idle where key.generation < generation {
+            list.forEach { $0.close() }
+            idleCount -= list.count
+            idle[key] = nil
+        }
+        sessions = sessions.filter { $0.key.generation >= generation }
+    }
+
+    /// Frees everything (shutdown).
+    func closeAll() {
+        idle.values.forEach { $0.forEach { $0.close() } }
+        idle.removeAll()
+        sessions.removeAll()
+        idleCount = 0
+    }
+
+    private func remove(_ connection: UpstreamConnection) {
+        connection.close()
+        guard var list = idle[connection.key], let index = list.firstIndex(where: { $0 === connection }) else { return }
+        list.remove(at: index)
+        idle[connection.key] = list.isEmpty ? nil : list
+        idleCount -= 1
+    }
+
+    // An idle connection must stay silent: data, EOF, error or timeout retire it.
+    func upstreamDidRead(_ connection: UpstreamConnection) { remove(connection) }
+    func upstreamDidWrite(_ connection: UpstreamConnection) {}
+    func upstream(_ connection: UpstreamConnection, didReport events: BufferEventEvents) { remove(connection) }
+}

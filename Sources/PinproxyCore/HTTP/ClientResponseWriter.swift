@@ -1,0 +1,36 @@
+/// Serialises the response head sent to the client (SPEC §3).
+///
+/// The status line is in the client's version ("HTTP/1.0 …" for a 1.0 client),
+/// hop-by-hop fields are removed, framing fields normalised,
+/// `Via: 1.1 pinproxy` appended, and `Connection: close` written when the
+/// connection will close, or `Connection: keep-alive` when a 1.0 client keeps it.
+///
+/// Two cases override `keepAlive`: a body delimited by close, and a chunked
+/// body for an HTTP/1.0 client, which cannot parse chunked framing (RFC 9112
+/// §6.1): its `Transfer-Encoding` is dropped and the body ends at close, so the
+/// runtime must then pass chunk data through without the framer's `emit`
+/// bytes. Interim (1xx) heads never carry a Connection field.
+public enum ClientResponseWriter {
+    public static func serialise(_ head: HTTPResponseHead, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
+        var writer = HeadWriter()
+        let reason = head.reason.isEmpty ? HTTPStatusReason.phrase(for: head.status) : head.reason
+        writer.line("\(clientVersion.text) \(head.status) \(reason)")
+        let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked
+        let hopByHop = HopByHopFields(head.fields)
+        var framing = FramingFieldWriter()
+        for field in head.fields where !hopByHop.contains(field) {
+            if framing.write(field, to: &writer, keepChunked: !dechunked) { continue }
+            writer.field(field.name, field.value)
+        }
+        writer.field("Via", "1.1 pinproxy")
+        if !head.isInformational {
+            let persistent = keepAlive && !dechunked && head.bodyFraming != .untilClose
+            if !persistent {
+                writer.field("Connection", "close")
+            } else if clientVersion == .http10 {
+                writer.field("Connection", "keep-alive")
+            }
+        }
+        return writer.finish()
+    }
+}

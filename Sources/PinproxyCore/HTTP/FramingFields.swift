@@ -1,0 +1,86 @@
+/// Reads the fields that decide message framing and connection persistence:
+/// `Content-Length`, `Transfer-Encoding` and `Connection` (RFC 9112 §6, §9.3).
+///
+/// These are the request-smuggling fields, so every ambiguity is refused rather
+/// than resolved: the caller maps a refusal to 400/501 (requests) or 502
+/// (responses).
+enum FramingFields {
+    /// What the `Transfer-Encoding` fields of a message say.
+    enum TransferEncoding: Equatable {
+        case absent
+        /// Exactly one field whose only coding is `chunked`.
+        case chunked
+        /// Well-formed codings other than a lone `chunked` (RFC 9112 §6.1: 501).
+        case unsupported(String)
+        /// Syntax or duplication problems: never guessed at.
+        case malformed(String)
+    }
+
+    static func transferEncoding(in fields: [HTTPField]) -> TransferEncoding {
+        let values = fields.values(named: "transfer-encoding")
+        guard let value = values.first else { return .absent }
+        if values.count > 1 { return .malformed("duplicate transfer-encoding fields") }
+        let codings = HTTPSyntax.listElements(value)
+        var chunkedCount = 0
+        for coding in codings {
+            // A tab or ';' inside an element makes it a non-token: "chunked;x" is never chunked.
+            guard HTTPSyntax.isToken(coding) else { return .malformed("invalid transfer-encoding") }
+            if HTTPSyntax.equalsIgnoringASCIICase(coding, "chunked") { chunkedCount += 1 }
+        }
+        if chunkedCount > 1 { return .malformed("chunked applied more than once") }
+        if codings.count == 1 && chunkedCount == 1 { return .chunked }
+        // RFC 9112 §6.3: chunked that is not the final coding cannot be framed.
+        if chunkedCount == 1 && !HTTPSyntax.equalsIgnoringASCIICase(codings[codings.count - 1], "chunked") {
+            return .malformed("chunked is not the final transfer coding")
+        }
+        return .unsupported("unsupported transfer coding")
+    }
+
+    /// The single length that every `Content-Length` field agrees on, nil when
+    /// there is none. RFC 9110 §8.6: identical duplicates ("5, 5" or two fields
+    /// of 5) are one length; differing values, signs, spaces, empty elements
+    /// and overflow are refused (`.failure` carries the reason).
+    static func contentLength(in fields: [HTTPField]) -> Result<UInt64?, HTTPError> {
+        var length: UInt64?
+        for value in fields.values(named: "content-length") {
+            for element in HTTPSyntax.listElements(value) {
+                guard let parsed = decimal(element) else {
+                    return .failure(.badRequest("invalid content-length"))
+                }
+                if let existing = length, existing != parsed {
+                    return .failure(.badRequest("differing content-length values"))
+                }
+                length = parsed
+            }
+        }
+        return .success(length)
+    }
+
+    /// `1*DIGIT` as an unsigned 64-bit number; nil on any other byte or overflow.
+    static func decimal(_ text: Substring) -> UInt64? {
+        guard !text.utf8.isEmpty else { return nil }
+        var result: UInt64 = 0
+        for byte in text.utf8 {
+            guard HTTPSyntax.isDigit(byte) else { return nil }
+            let (times, overflowA) = result.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            if overflowA || overflowB { return nil }
+            result = sum
+        }
+        return result
+    }
+
+    /// The lower-cased connection options of every `Connection` field (RFC 9110 §7.6.1).
+    static func connectionOptions(in fields: [HTTPField]) -> [String] {
+        fields.values(named: "connection").flatMap { value in
+            HTTPSyntax.listElements(value).filter { !$0.isEmpty }.map { $0.lowercased() }
+        }
+    }
+
+    /// RFC 9112 §9.3: 1.1 persists unless `close`; 1.0 only with `keep-alive`.
+    static func wantsKeepAlive(version: HTTPVersion, fields: [HTTPField]) -> Bool {
+        let options = connectionOptions(in: fields)
+        if options.contains("close") { return false }
+        return version == .http11 || options.contains("keep-alive")
+    }
+}

@@ -1,0 +1,31 @@
+/// A parsed and validated request head (RFC 9112 §3, §5, §6).
+///
+/// Built by `RequestHeadParser`, which guarantees: `method` is a token,
+/// `target` is visible ASCII without spaces, field names are tokens, field
+/// values hold no CR, LF or NUL, and `bodyFraming` is unambiguous (never
+/// `.untilClose`: a request without framing fields has no body).
+public struct HTTPRequestHead: Sendable, Hashable {
+    public var method: String
+    public var target: String
+    public var version: HTTPVersion
+    public var fields: [HTTPField]
+    public var bodyFraming: BodyFraming
+    /// 1.1: unless `Connection: close`; 1.0: only with `Connection: keep-alive`.
+    public var wantsKeepAlive: Bool
+    /// `Expect: 100-continue` was sent (RFC 9110 §10.1.1).
+    public var expectsContinue: Bool
+
+    public init(method: String, target: String, version: HTTPVersion, fields: [HTTPField],
+                bodyFraming: BodyFraming, wantsKeepAlive: Bool, expectsContinue: Bool) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.fields = fields
+        self.bodyFraming = bodyFraming
+        self.wantsKeepAlive = wantsKeepAlive
+        self.expectsContinue = expectsContinue
+    }
+
+    /// The values of every field named `name`, compared case-insensitively, in order.
+    public func values(of name: String) -> [String] { fields.values(named: name) }
+}

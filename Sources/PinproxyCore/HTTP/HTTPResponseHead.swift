@@ -1,0 +1,29 @@
+/// A parsed and validated upstream response head (RFC 9112 §4, §6.3).
+///
+/// Built by `ResponseHeadParser` for a given request method, so `bodyFraming`
+/// already accounts for HEAD, 1xx, 204 and 304 (no body), and
+/// `wantsKeepAlive` is false whenever the body is delimited by close.
+public struct HTTPResponseHead: Sendable, Hashable {
+    public var version: HTTPVersion
+    public var status: Int
+    public var reason: String
+    public var fields: [HTTPField]
+    public var bodyFraming: BodyFraming
+    public var wantsKeepAlive: Bool
+    /// 1xx other than 101 (100 Continue, 103 Early Hints): a final response follows.
+    public var isInformational: Bool
+
+    public init(version: HTTPVersion, status: Int, reason: String, fields: [HTTPField],
+                bodyFraming: BodyFraming, wantsKeepAlive: Bool, isInformational: Bool) {
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.fields = fields
+        self.bodyFraming = bodyFraming
+        self.wantsKeepAlive = wantsKeepAlive
+        self.isInformational = isInformational
+    }
+
+    /// The values of every field named `name`, compared case-insensitively, in order.
+    public func values(of name: String) -> [String] { fields.values(named: name) }
+}

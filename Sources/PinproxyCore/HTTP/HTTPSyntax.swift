@@ -1,0 +1,89 @@
+/// Byte classes and small helpers of the HTTP grammar (RFC 9110 §5.6, RFC 9112).
+///
+/// Everything works on single bytes so the parsers never allocate per byte.
+enum HTTPSyntax {
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
+    static let space = UInt8(ascii: " ")
+    static let tab = UInt8(ascii: "\t")
+    static let colon = UInt8(ascii: ":")
+    static let comma = UInt8(ascii: ",")
+
+    /// `tchar` (RFC 9110 §5.6.2): the characters of a token.
+    static func isTokenChar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
+             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// OWS / BWS / RWS (RFC 9110 §5.6.3): space or horizontal tab.
+    static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }
+
+    /// A byte allowed inside a field value (RFC 9110 §5.5): VCHAR, SP, HTAB and
+    /// obs-text; every other control character (NUL, CR, LF, DEL, …) is refused.
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    /// The value of a hex digit, or nil.
+    static func hexValue(_ byte: UInt8) -> UInt64? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt64(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt64(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt64(byte - UInt8(ascii: "A") + 10)
+        default: nil
+        }
+    }
+
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// ASCII case-insensitive equality without allocating lower-cased copies.
+    static func equalsIgnoringASCIICase(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case let (a?, b?): if lowered(a) != lowered(b) { return false }
+            default: return false
+            }
+        }
+    }
+
+    static func lowered(_ byte: UInt8) -> UInt8 {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
+    }
+
+    /// True when every byte of `text` is a tchar and there is at least one.
+    static func isToken(_ text: some StringProtocol) -> Bool {
+        !text.utf8.isEmpty && text.utf8.allSatisfy(isTokenChar)
+    }
+
+    /// The elements of a comma-separated list (RFC 9110 §5.6.1) with OWS trimmed;
+    /// empty elements are kept so callers can decide whether they are an error.
+    static func listElements(_ value: String) -> [Substring] {
+        value.split(separator: ",", omittingEmptySubsequences: false).map { trimmed($0) }
+    }
+
+    /// `text` without leading and trailing SP/HTAB.
+    static func trimmed(_ text: Substring) -> Substring {
+        var result = text
+        while let first = result.utf8.first, isWhitespace(first) { result = result.dropFirst() }
+        while let last = result.utf8.last, isWhitespace(last) { result = result.dropLast() }
+        return result
+    }
+
+    /// Decodes `bytes[range]` for the final head values (the only place Strings are made).
+    static func string(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+}

@@ -1,0 +1,47 @@
+/// Parses `host [ ":" port ]` from a target URI or a `Host` field
+/// (RFC 3986 §3.2.2–§3.2.3, RFC 9110 §7.2) into an upstream endpoint.
+///
+/// pinproxy's port rule (SPEC §3): the upstream is always TLS, so port 80 or
+/// no port means 443 and any other port is kept. Userinfo is refused: it has
+/// no meaning for an HTTP proxy and is a classic way to disguise a host.
+enum RequestAuthority {
+    static func endpoint(_ authority: Substring) -> Result<Endpoint, HTTPError> {
+        if authority.contains("@") { return .failure(.badRequest("userinfo in authority")) }
+        guard !authority.isEmpty else { return .failure(.badRequest("empty host")) }
+
+        let hostText: Substring
+        let portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return .failure(.badRequest("invalid host")) }
+            hostText = authority[...close]
+            let rest = authority[authority.index(after: close)...]
+            if rest.isEmpty {
+                portText = nil
+            } else {
+                guard rest.hasPrefix(":") else { return .failure(.badRequest("invalid host")) }
+                portText = rest.dropFirst()
+            }
+        } else if let colon = authority.firstIndex(of: ":") {
+            hostText = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            hostText = authority
+            portText = nil
+        }
+        guard !hostText.isEmpty else { return .failure(.badRequest("empty host")) }
+        guard let host = HostName(String(hostText)) else { return .failure(.badRequest("invalid host")) }
+        // An unbracketed IPv6 literal cannot have reached here (its colon splits it), and
+        // a bracketed name that is not IPv6 was refused by HostName.
+        guard let port = upstreamPort(portText) else { return .failure(.badRequest("invalid port")) }
+        return .success(Endpoint(host: host, port: port))
+    }
+
+    /// RFC 3986 §3.2.3 `port = *DIGIT`; empty means the default. Returns the
+    /// upstream port after the 80/none → 443 rule, nil when out of range.
+    private static func upstreamPort(_ text: Substring?) -> UInt16? {
+        guard let text, !text.isEmpty else { return 443 }
+        guard text.utf8.count <= 5, let number = FramingFields.decimal(text),
+              (1...65535).contains(number) else { return nil }
+        return number == 80 ? 443 : UInt16(number)
+    }
+}

@@ -1,0 +1,66 @@
+/// Where a request goes (SPEC §3).
+///
+/// Forward listener: absolute-form `http://host[:port]/path?q` → that host
+/// (80 or no port → 443, other ports kept), `https://` accepted too, and the
+/// URI's authority wins over a differing `Host` (RFC 9112 §3.2.2); origin-form
+/// uses the `Host` field with the same port rule. Gateway listener: always the
+/// fixed upstream, keeping the origin-form target (or only the path of an
+/// absolute-form one). Both refuse CONNECT (405), asterisk-form, a missing
+/// `Host` in HTTP/1.1 and more than one `Host` field (RFC 9112 §3.2: 400).
+public enum RequestRouter {
+    public static func routeForward(_ head: HTTPRequestHead) -> Result<RoutedRequest, HTTPError> {
+        let host: Endpoint?
+        switch validatedHost(head) {
+        case .failure(let error): return .failure(error)
+        case .success(let endpoint): host = endpoint
+        }
+        if head.target.hasPrefix("/") {
+            guard let host else { return .failure(.badRequest("missing host")) }
+            return originForm(head.target).map { RoutedRequest(upstream: host, originFormTarget: $0) }
+        }
+        return absoluteForm(head.target).map { RoutedRequest(upstream: $0.authority, originFormTarget: $0.target) }
+    }
+
+    public static func routeGateway(_ head: HTTPRequestHead, upstream: Endpoint) -> Result<RoutedRequest, HTTPError> {
+        if case .failure(let error) = validatedHost(head) { return .failure(error) }
+        if head.target.hasPrefix("/") {
+            return originForm(head.target).map { RoutedRequest(upstream: upstream, originFormTarget: $0) }
+        }
+        return absoluteForm(head.target).map { RoutedRequest(upstream: upstream, originFormTarget: $0.target) }
+    }
+
+    /// Checks shared by both listener kinds; the `Host` field as an endpoint when present.
+    private static func validatedHost(_ head: HTTPRequestHead) -> Result<Endpoint?, HTTPError> {
+        if head.method == "CONNECT" { return .failure(HTTPError(status: 405, reason: "connect is not supported")) }
+        if head.target == "*" { return .failure(.badRequest("asterisk-form target")) }
+        let hosts = head.values(of: "host")
+        if hosts.count > 1 { return .failure(.badRequest("more than one host field")) }
+        guard let value = hosts.first else {
+            return head.version == .http11 ? .failure(.badRequest("missing host")) : .success(nil)
+        }
+        return RequestAuthority.endpoint(Substring(value))
+            .map { Optional($0) }
+            .mapError { _ in .badRequest("invalid host field") }
+    }
+
+    /// `origin-form = absolute-path [ "?" query ]` (RFC 9112 §3.2.1).
+    private static func originForm(_ target: String) -> Result<String, HTTPError> {
+        target.contains("#") ? .failure(.badRequest("fragment in request target")) : .success(target)
+    }
+
+    /// `absolute-form = absolute-URI` (RFC 9112 §3.2.2) with scheme http or
+    /// https; returns the authority's endpoint and the origin-form rest.
+    private static func absoluteForm(_ target: String) -> Result<(authority: Endpoint, target: String), HTTPError> {
+        guard !target.contains("#") else { return .failure(.badRequest("fragment in request target")) }
+        guard let separator = target.range(of: "://") else { return .failure(.badRequest("invalid request target")) }
+        let scheme = target[..<separator.lowerBound]
+        guard HTTPSyntax.equalsIgnoringASCIICase(scheme, "http") || HTTPSyntax.equalsIgnoringASCIICase(scheme, "https") else {
+            return .failure(.badRequest("unsupported scheme"))
+        }
+        let afterScheme = target[separator.upperBound...]
+        let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" } ?? afterScheme.endIndex
+        let rest = afterScheme[authorityEnd...]
+        let path = rest.isEmpty ? "/" : rest.hasPrefix("?") ? "/" + rest : String(rest)
+        return RequestAuthority.endpoint(afterScheme[..<authorityEnd]).map { ($0, path) }
+    }
+}

@@ -1,0 +1,16 @@
+/// Where a request goes and what it asks for there, once routing has decided.
+///
+/// `originFormTarget` always starts with "/" (it is "/" when the request had an
+/// empty path); `pathWithoutQuery` is the same without `?query`, because the
+/// violation log must never contain query strings (SPEC §4).
+public struct RoutedRequest: Sendable, Hashable {
+    public var upstream: Endpoint
+    public var originFormTarget: String
+    public var pathWithoutQuery: String
+
+    public init(upstream: Endpoint, originFormTarget: String) {
+        self.upstream = upstream
+        self.originFormTarget = originFormTarget
+        self.pathWithoutQuery = String(originFormTarget.prefix { $0 != "?" })
+    }
+}

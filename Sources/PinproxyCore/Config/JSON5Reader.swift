@@ -315,7 +315,7 @@ public struct JSON5Reader {
 
     private func error(_ message: String) -> JSON5SyntaxError { error(message, at: position) }
 
-    /// An error at `at`, quoting up to 40 characters of that line from a few before the column.
+    /// An error at `at`, quoting that line (or 60 characters of it around the column).
     private func error(_ message: String, at where_: JSONValue.Position) -> JSON5SyntaxError {
         var start = lineStart
         var currentLine = line
@@ -328,7 +328,10 @@ public struct JSON5Reader {
         var end = start
         while end < bytes.count, bytes[end] != UInt8(ascii: "\n"), bytes[end] != UInt8(ascii: "\r") { end += 1 }
         let lineText = String(decoding: bytes[start..<end], as: UTF8.self)
-        let snippet = String(lineText.dropFirst(max(0, where_.column - 11)).prefix(40))
+        // Short lines are quoted whole (minus indentation); long ones as a window around the column.
+        let snippet = lineText.count <= 60
+            ? String(lineText.drop { $0 == " " || $0 == "\t" })
+            : String(lineText.dropFirst(max(0, where_.column - 21)).prefix(60))
         return JSON5SyntaxError(line: where_.line, column: where_.column, message: message, snippet: snippet)
     }
 }

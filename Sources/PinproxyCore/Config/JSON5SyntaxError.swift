@@ -7,7 +7,7 @@ public struct JSON5SyntaxError: Error, Sendable, Hashable, CustomStringConvertib
     public var line: Int
     public var column: Int
     public var message: String
-    /// Up to about 40 characters of the line, starting a little before the error.
+    /// The line of the error without its indentation, or 60 characters of it around the column.
     public var snippet: String
 
     public init(line: Int, column: Int, message: String, snippet: String) {

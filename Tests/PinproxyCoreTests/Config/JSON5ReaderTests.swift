@@ -55,7 +55,7 @@ struct JSON5ReaderTests {
     }
 
     @Test("syntax errors carry line, column, message and a quoted snippet", arguments: [
-        ("{\n  \"a\": 1\n  \"b\": 2\n}", 3, 3, "expected ',' or '}' after the value of \"a\"", "  \"b\": 2"),
+        ("{\n  \"a\": 1\n  \"b\": 2\n}", 3, 3, "expected ',' or '}' after the value of \"a\"", "\"b\": 2"),
         ("{\"a\": 1, \"a\": 2}", 1, 10, "duplicate key \"a\" (first at 1:2)", "{\"a\": 1, \"a\": 2}"),
         ("[1, 2", 1, 6, "expected ',' or ']' after array element 1", "[1, 2"),
         ("[1,", 1, 4, "unexpected end of input inside an array: expected a value or ']'", "[1,"),

@@ -16,7 +16,7 @@ enum HostsSection {
         var firstByKey: [String: String] = [:]
         var firstBySubtree: [String: String] = [:]
         for member in members {
-            let entryPath = path.key(member.key)
+            let entryPath = path.entry(member.key)
             guard let pattern = HostPattern(member.key) else {
                 diagnostics.problem(entryPath, line: member.position.line,
                                     "\"\(member.key)\" is not a host name, IP address or wildcard pattern",

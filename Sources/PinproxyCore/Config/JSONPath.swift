@@ -14,7 +14,12 @@ struct JSONPath: Sendable, Hashable, CustomStringConvertible {
             byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
         } && !(key.first?.isNumber ?? true)
-        if isIdentifier { return JSONPath(description: description + "." + key) }
+        return isIdentifier ? JSONPath(description: description + "." + key) : entry(key)
+    }
+
+    /// `["key"]` even for identifier-like keys: used for `hosts` and `resolve`
+    /// entries, whose keys are data (host names), not schema.
+    func entry(_ key: String) -> JSONPath {
         let escaped = key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         return JSONPath(description: description + "[\"" + escaped + "\"]")
     }

@@ -11,7 +11,7 @@ enum ResolveSection {
         }
         var overrides: [Endpoint: Endpoint] = [:]
         for member in members {
-            let entryPath = path.key(member.key)
+            let entryPath = path.entry(member.key)
             let source: Endpoint?
             switch EndpointSyntax.parse(member.key, defaultPort: 443) {
             case .success(let endpoint): source = endpoint

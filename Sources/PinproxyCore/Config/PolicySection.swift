@@ -115,9 +115,9 @@ enum PolicySection {
             }
             policy.minTLSVersion = floor
         case "client_certificate", "client_key":
-            let file = files(JSONValue(.array([value]), at: value.position), at: path,
-                             what: member.key == "client_key" ? "client key file" : "client certificate file",
-                             into: &diagnostics, elementPaths: false).first ?? ""
+            guard let file = diagnostics.string(value, at: path) else { return }
+            diagnostics.requireReadableFile(file, at: path, value,
+                                            what: member.key == "client_key" ? "client key file" : "client certificate file")
             var credentials = policy.clientCredentials ?? ClientCredentialFiles(certificatePath: "", keyPath: "")
             if member.key == "client_key" { credentials.keyPath = file } else { credentials.certificatePath = file }
             policy.clientCredentials = credentials
@@ -128,10 +128,10 @@ enum PolicySection {
 
     /// The files named in an array, each checked to be readable.
     private static func files(_ value: JSONValue, at path: JSONPath, what: String,
-                              into diagnostics: inout ConfigurationDiagnostics, elementPaths: Bool = true) -> [String] {
+                              into diagnostics: inout ConfigurationDiagnostics) -> [String] {
         guard let entries = diagnostics.strings(value, at: path) else { return [] }
         for (file, elementPath, element) in entries {
-            diagnostics.requireReadableFile(file, at: elementPaths ? elementPath : path, element, what: what)
+            diagnostics.requireReadableFile(file, at: elementPath, element, what: what)
         }
         return entries.map(\.0)
     }

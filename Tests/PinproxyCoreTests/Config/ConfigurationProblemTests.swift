@@ -175,3 +175,18 @@ struct ConfigurationProblemTests {
         """)
     }
 }
+
+extension ConfigurationProblemTests {
+    @Test("client credential files are checked at their own path")
+    func clientCredentialPaths() throws {
+        let fixture = try ConfigurationFixture()
+        defer { fixture.remove() }
+        #expect(fixture.problems(#"{ "hosts": { "a.com": { "policy": "default", "client_certificate": 1, "client_key": "@gone.key" } } }"#) == [
+            ConfigurationProblem(path: #"$.hosts["a.com"].client_certificate"#, line: 1,
+                                 message: "expected a string, found a number"),
+            ConfigurationProblem(path: #"$.hosts["a.com"].client_key"#, line: 1,
+                                 message: "client key file \"\(fixture.path("gone.key"))\" does not exist",
+                                 hint: "check the path; relative paths are resolved from the working directory"),
+        ])
+    }
+}

@@ -1,0 +1,33 @@
+extension SPKIPin {
+    /// Parses a pin as written in the configuration or on the command line.
+    ///
+    /// Accepted spellings (SPEC §2.1), all of one SHA-256 digest in strict
+    /// standard base64 with padding:
+    /// - `sha256/<base64>` (OkHttp, TrustKit; the canonical form),
+    /// - `sha256//<base64>` (curl's `--pinnedpubkey`),
+    /// - `pin-sha256="<base64>"` (HPKP, RFC 7469 §2.1.1).
+    /// The digest must decode to exactly 32 bytes; the error quotes the input
+    /// and says how many bytes it did decode to.
+    public static func parse(_ text: String) throws(PinParseError) -> SPKIPin {
+        let encoded: Substring
+        if text.hasPrefix("sha256//") {
+            encoded = text.dropFirst("sha256//".count)
+        } else if text.hasPrefix("sha256/") {
+            encoded = text.dropFirst("sha256/".count)
+        } else if text.hasPrefix("pin-sha256=\""), text.hasSuffix("\""), text.count >= "pin-sha256=\"\"".count {
+            encoded = text.dropFirst("pin-sha256=\"".count).dropLast()
+        } else {
+            throw PinParseError(input: text, message:
+                "pin \"\(text)\" must be written sha256/<base64 of the SHA-256 of the SubjectPublicKeyInfo>")
+        }
+        guard let digest = StrictBase64.decode(String(encoded)) else {
+            throw PinParseError(input: text, message:
+                "pin \"\(text)\" is not valid base64 (standard alphabet, with '=' padding, no spaces)")
+        }
+        guard let pin = SPKIPin(digest: digest) else {
+            throw PinParseError(input: text, message:
+                "pin \"\(text)\" decodes to \(digest.count) bytes; a SHA-256 pin is exactly 32 bytes")
+        }
+        return pin
+    }
+}

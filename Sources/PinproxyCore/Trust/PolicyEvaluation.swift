@@ -1,0 +1,63 @@
+import Foundation
+
+/// The factory that turns a `TrustPolicy` and its resolved pins into an
+/// evaluator, and the entry point the verify callback calls (SPEC §2.1, §2.3).
+///
+/// What each policy checks, in order (the first failure decides):
+///
+/// | policy | checks |
+/// |---|---|
+/// | `disable` | none |
+/// | `default`, `anchors` | chain → host (when `validate_host`) |
+/// | `pin-*`, `validate_chain` | chain → host → pins against the verified chain |
+/// | `pin-*`, no `validate_chain` | host → pins against the signing path |
+/// | `pin-*` after `expires` | chain → host |
+///
+/// `validate_chain` is a key of the pin policies only: `default` and `anchors`
+/// always validate the chain (the runtime validates against the anchors instead
+/// of the store for `anchors`). Once a pin set has expired the policy falls back
+/// to chain and host even when `validate_chain` is false: skipping chain
+/// validation is only ever justified by a pin, and SPEC §2.1 says that after
+/// `expires` "chain + host still are" enforced — an expired pin set must fail
+/// closed, not leave a self-signed server unchecked.
+public enum PolicyEvaluation {
+    /// Evaluates `chain` under `policy` at `now` and decides what to do
+    /// (`enforce: false` turns every block into a report).
+    public static func evaluate(_ chain: PeerChain, policy: TrustPolicy, material: PinMaterial,
+                                now: Date) -> (TrustEvaluation, TrustDecision) {
+        let evaluation = evaluator(for: policy, material: material).evaluate(chain, now: now)
+        return (evaluation, TrustDecision(evaluation, enforce: policy.enforce))
+    }
+
+    /// The evaluator for `policy`, built once per configuration and reusable
+    /// across handshakes: it holds no time, only the expiry day.
+    ///
+    /// Inline `policy.pins` are always included with `material.spkiDigests`,
+    /// so a caller cannot lose them by building the material by hand.
+    public static func evaluator(for policy: TrustPolicy, material: PinMaterial) -> any TrustEvaluator {
+        let unpinned = CompositeEvaluator(checks(chain: true, host: policy.validateHost))
+        switch policy.kind {
+        case .disable:
+            return DisabledEvaluator()
+        case .default, .anchors:
+            return unpinned
+        case .pinPublicKeys, .pinCertificates:
+            let scope: PinMatchScope = policy.validateChain ? .verifiedChain : .signingPath
+            let pin: any TrustEvaluator = policy.kind == .pinPublicKeys
+                ? PublicKeyPinEvaluator(pins: PinMaterial(policy: policy, publicKeyDigests: material.spkiDigests).spkiDigests,
+                                        scope: scope)
+                : CertificatePinEvaluator(certificateDERs: material.certificateDERs, scope: scope)
+            let pinned = CompositeEvaluator(checks(chain: policy.validateChain, host: policy.validateHost) + [pin])
+            guard let expires = policy.expires else { return pinned }
+            return PinExpirySwitch(expires: expires, pinned: pinned, unpinned: unpinned)
+        }
+    }
+
+    /// SPEC §2.3 steps 2 and 3, in that order.
+    private static func checks(chain: Bool, host: Bool) -> [any TrustEvaluator] {
+        var checks: [any TrustEvaluator] = []
+        if chain { checks.append(ChainValidationEvaluator()) }
+        if host { checks.append(HostNameEvaluator()) }
+        return checks
+    }
+}

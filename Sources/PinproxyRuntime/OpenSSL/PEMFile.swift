@@ -24,9 +24,13 @@ struct PEMFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FileLoadError(path: path, problem: "cannot be read (missing or no permission)")
         }
+        try self.init(bytes: [UInt8](data), path: path)
+    }
+
+    /// Splits in-memory file contents; `path` names the source in errors.
+    init(bytes: [UInt8], path: String) throws {
         self.path = path
-        let bytes = [UInt8](data)
-        guard data.range(of: Data("-----BEGIN".utf8)) != nil else {
+        guard Data(bytes).range(of: Data("-----BEGIN".utf8)) != nil else {
             guard !bytes.isEmpty else { throw FileLoadError(path: path, problem: "is empty") }
             blocks = []
             der = bytes

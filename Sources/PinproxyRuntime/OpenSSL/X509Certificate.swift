@@ -36,7 +36,16 @@ final class X509Certificate: @unchecked Sendable {
     /// Loads every certificate of a PEM file (one or many `CERTIFICATE` blocks) or a DER file.
     /// Throws a `FileLoadError` naming the file when it holds no certificate or a bad one.
     static func load(contentsOf path: String) throws -> [X509Certificate] {
-        let file = try PEMFile(contentsOf: path)
+        try parse(PEMFile(contentsOf: path))
+    }
+
+    /// Parses certificates from in-memory PEM or DER; `source` names them in errors.
+    static func parse(_ bytes: [UInt8], source: String) throws -> [X509Certificate] {
+        try parse(PEMFile(bytes: bytes, path: source))
+    }
+
+    private static func parse(_ file: PEMFile) throws -> [X509Certificate] {
+        let path = file.path
         if let der = file.der {
             guard let certificate = X509Certificate(der: der) else {
                 throw FileLoadError(path: path, problem: "is neither PEM nor a DER certificate")

@@ -44,14 +44,14 @@ enum TestPKI {
 
     /// A self-signed certificate (a root CA, or a self-signed leaf when `isCA` is false).
     static func selfSigned(name: String, kind: TestKey.Kind = .ecP256, isCA: Bool, names: [String] = [],
-                           validity: Validity = Validity(notBefore: -86_400, notAfter: 3650 * 86_400)) throws -> TestIdentity {
+                           validity: Validity = Validity(notBefore: -30 * 86_400, notAfter: 3650 * 86_400)) throws -> TestIdentity {
         let key = try TestKey(kind)
         return try make(name: name, key: key, isCA: isCA, names: names, validity: validity, issuer: nil)
     }
 
     /// A certificate for a fresh key, signed by `issuer` (which need not be a CA: that is a test case).
     static func issue(name: String, kind: TestKey.Kind = .ecP256, isCA: Bool, names: [String] = [],
-                      validity: Validity = Validity(notBefore: -86_400, notAfter: 365 * 86_400),
+                      validity: Validity = Validity(notBefore: -30 * 86_400, notAfter: 365 * 86_400),
                       by issuer: TestIdentity) throws -> TestIdentity {
         try make(name: name, key: TestKey(kind), isCA: isCA, names: names, validity: validity, issuer: issuer)
     }

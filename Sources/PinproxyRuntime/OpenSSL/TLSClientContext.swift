@@ -152,11 +152,11 @@ final class TLSClientContext: @unchecked Sendable {
         return handshake.didReceiveCertificates(in: storeContext)
     }
 
-    /// `SSL_CTX_sess_set_new_cb`: returning 1 tells OpenSSL that we keep its reference
-    /// (now owned by a `TLSSessionHandle`); 0 lets OpenSSL drop it.
+    /// `SSL_CTX_sess_set_new_cb`: the handshake keeps a copy (see `didReceive(session:)`),
+    /// so this returns 0 and OpenSSL manages its own reference as usual.
     static let newSessionTrampoline: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32 = { ssl, session in
-        guard let session, let handshake = handshake(of: ssl) else { return 0 }
-        return handshake.didReceive(session: session) ? 1 : 0
+        if let session, let handshake = handshake(of: ssl) { handshake.didReceive(session: session) }
+        return 0
     }
 
     /// `SSL_CTX_set_client_cert_cb`: 0 = no client certificate, the handshake continues without one.

@@ -64,11 +64,17 @@ final class UpstreamHandshake {
         return 1
     }
 
-    /// The body of the new-session callback; returns true when the session was handed on
-    /// (the caller then keeps OpenSSL's reference).
-    func didReceive(session: OpaquePointer) -> Bool {
-        guard let onNewSession else { return false }
-        onNewSession(TLSSessionHandle(takingOwnership: session))
-        return true
+    /// The body of the new-session callback: hands a private copy of `session` to `onNewSession`.
+    ///
+    /// A copy, not OpenSSL's object: libssl marks the session of an `SSL` freed
+    /// without a sent close_notify as not resumable (`SSL_CTX_remove_session`),
+    /// which is how most pooled connections end (the server times them out).
+    /// Since TLS 1.1 an unclean close no longer forbids resumption (RFC 5246
+    /// §7.2.1; RFC 8446 §6.1), so the copy stays usable. OpenSSL keeps managing
+    /// its own reference to the original.
+    func didReceive(session: OpaquePointer) {
+        // SSL_SESSION_dup returns a new object with one reference, adopted by the handle.
+        guard let onNewSession, let copy = SSL_SESSION_dup(session) else { return }
+        onNewSession(TLSSessionHandle(takingOwnership: copy))
     }
 }

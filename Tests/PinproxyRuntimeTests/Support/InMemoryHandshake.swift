@@ -30,10 +30,21 @@ enum InMemoryHandshake {
     /// Bytes the client writes with `SSL_write` from the start, before the handshake completes.
     static let request = Array("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n".utf8)
 
+    /// A server `SSL_CTX` kept across handshakes (its ticket keys and session cache make resumption possible).
+    final class ServerContext {
+        let pointer: OpaquePointer
+        init(_ server: Server) throws { pointer = try makeServerContext(server) }
+        deinit { SSL_CTX_free(pointer) }
+    }
+
     static func run(context: TLSClientContext, handshake: UpstreamHandshake, server: Server,
                     resuming session: TLSSessionHandle? = nil) throws -> Outcome {
-        let serverContext = try makeServerContext(server)
-        defer { SSL_CTX_free(serverContext) }
+        try run(context: context, handshake: handshake, server: ServerContext(server), resuming: session)
+    }
+
+    static func run(context: TLSClientContext, handshake: UpstreamHandshake, server: ServerContext,
+                    resuming session: TLSSessionHandle? = nil) throws -> Outcome {
+        let serverContext = server.pointer
         let client = try context.makeSSL(for: handshake, resuming: session)
         defer { SSL_free(client) }
         guard let serverSSL = SSL_new(serverContext) else { throw OpenSSLError.drain("server SSL_new") }

@@ -43,8 +43,9 @@ final class X509StoreContext {
     /// Turns on the checks that make path validation stricter than OpenSSL's default.
     ///
     /// `X509_V_FLAG_X509_STRICT` enforces RFC 5280 §4.2 encoding rules (basic
-    /// constraints critical on CAs, AKI/SKI presence, no empty SAN, …); it
-    /// raised the x509-limbo score, see Tests/PinproxyRuntimeTests/Fixtures.
+    /// constraints critical on CAs, AKI/SKI presence, no empty SAN, …). Measured
+    /// on x509-limbo's 198 SERVER cases: 144 agree with it, 137 without it
+    /// (Tests/PinproxyRuntimeTests/Fixtures), and no case it fails is a real-world chain.
     static func applyStrictness(_ parameters: OpaquePointer?) {
         guard let parameters else { return }
         X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_X509_STRICT))

@@ -56,15 +56,13 @@ enum TestPKI {
         try make(name: name, key: TestKey(kind), isCA: isCA, names: names, validity: validity, issuer: issuer)
     }
 
-    nonisolated(unsafe) private static var serial = 1
-
     private static func make(name: String, key: TestKey, isCA: Bool, names: [String], validity: Validity,
                              issuer: TestIdentity?) throws -> TestIdentity {
         guard let x509 = X509_new() else { throw OpenSSLError.drain("X509_new") }
         let certificate = X509Certificate(takingOwnership: x509)
         X509_set_version(x509, 2)
-        serial += 1
-        ASN1_INTEGER_set(X509_get_serialNumber(x509), serial + Int(UInt16.random(in: 0...UInt16.max)) << 16)
+        // Random serials: tests run in parallel and issuer+serial must not repeat.
+        ASN1_INTEGER_set(X509_get_serialNumber(x509), Int.random(in: 1...Int(Int32.max)))
         X509_gmtime_adj(X509_getm_notBefore(x509), validity.notBefore)
         X509_gmtime_adj(X509_getm_notAfter(x509), validity.notAfter)
         X509_set_pubkey(x509, key.pointer)

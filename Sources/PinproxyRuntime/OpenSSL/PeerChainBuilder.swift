@@ -1,0 +1,119 @@
+import Foundation
+import PinproxyCore
+internal import COpenSSL
+
+/// The verification core, shared by the handshake callback and by tests (limbo): builds a PeerChain.
+///
+/// It only gathers facts (validated path or failure, host match, signing
+/// path); what to do about them is the evaluators' business. Every field is
+/// computed independently of the others, so a host mismatch is reported even
+/// on an untrusted chain and vice versa.
+enum PeerChainBuilder {
+    /// Longest signing path followed from the leaf; a real chain is far shorter.
+    static let maxSigningPathLength = 10
+
+    /// Validates `leaf` + `untrusted` against `store` at `time` (nil = now) in a fresh context.
+    static func build(leaf: X509Certificate, untrusted: [X509Certificate], store: TrustStore, host: HostName?,
+                      at time: Date?, pinnedCertificates: [X509Certificate]) -> PeerChain {
+        build(leaf: leaf, untrusted: untrusted, store: store, host: host, at: time,
+              pinnedCertificates: pinnedCertificates, maxDepth: nil)
+    }
+
+    /// As above, with OpenSSL's verify depth limit (the number of intermediates allowed).
+    static func build(leaf: X509Certificate, untrusted: [X509Certificate], store: TrustStore, host: HostName?,
+                      at time: Date?, pinnedCertificates: [X509Certificate], maxDepth: Int?) -> PeerChain {
+        do {
+            let context = try X509StoreContext(store: store, leaf: leaf, untrusted: untrusted, at: time,
+                                               maxDepth: maxDepth)
+            return build(in: context.pointer, leaf: leaf, untrusted: untrusted, host: host,
+                         pinnedCertificates: pinnedCertificates)
+        } catch {
+            return facts(leaf: leaf, untrusted: untrusted, verified: nil,
+                         failure: .untrusted(detail: String(describing: error)), host: host,
+                         pinnedCertificates: pinnedCertificates)
+        }
+    }
+
+    /// Runs `X509_verify_cert` in `context`, already initialised with `leaf` and
+    /// `untrusted` (the handshake's own context, or a fresh one), then gathers the facts.
+    /// The verified chain stays in `context`, so `SSL_get0_verified_chain` sees it too.
+    static func build(in context: OpaquePointer, leaf: X509Certificate, untrusted: [X509Certificate],
+                      host: HostName?, pinnedCertificates: [X509Certificate]) -> PeerChain {
+        ERR_clear_error()
+        let isValid = X509_verify_cert(context) == 1
+        ERR_clear_error()
+        var verified: [X509Certificate]?
+        var failure: ChainFailure?
+        if isValid {
+            // get1: the stack and its references are ours; pop_free releases both after wrapping.
+            let chain = X509_STORE_CTX_get1_chain(context)
+            verified = CertificateStack.certificates(in: chain)
+            if let chain { shim_sk_X509_pop_free(chain) }
+        } else {
+            failure = chainFailure(code: X509_STORE_CTX_get_error(context))
+        }
+        return facts(leaf: leaf, untrusted: untrusted, verified: verified, failure: failure, host: host,
+                     pinnedCertificates: pinnedCertificates)
+    }
+
+    /// Maps an `X509_V_ERR_*` code onto the vocabulary of SPEC §2.3.
+    static func chainFailure(code: Int32) -> ChainFailure {
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED: return .expired
+        case X509_V_ERR_CERT_NOT_YET_VALID: return .notYetValid
+        default: return .untrusted(detail: String(cString: X509_verify_cert_error_string(Int(code))))
+        }
+    }
+
+    /// Whether `leaf` names `host`: SAN dNSName/iPAddress only, subject CN never
+    /// consulted (RFC 6125 §6.4.4 lets clients drop the CN fallback; browsers have),
+    /// and no partial-label wildcards such as `f*o.example.com` (RFC 6125 §7.2).
+    static func matches(_ leaf: X509Certificate, host: HostName) -> Bool {
+        if host.isIPAddress {
+            return X509_check_ip_asc(leaf.pointer, host.value, 0) == 1
+        }
+        let flags = UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS)
+        return X509_check_host(leaf.pointer, host.value, host.value.utf8.count, flags, nil) == 1
+    }
+
+    /// The leaf and each issuer above it whose signature over the certificate
+    /// below verifies, among `candidates`; stops at a self-signed certificate,
+    /// when no issuer is found, or after `maxSigningPathLength` certificates.
+    static func signingPath(from leaf: X509Certificate, candidates: [X509Certificate]) -> [X509Certificate] {
+        var path = [leaf]
+        var current = leaf
+        while path.count < maxSigningPathLength, !isSelfSigned(current) {
+            let issuer = candidates.first { candidate in
+                !path.contains { $0.isSame(as: candidate) } && isIssuer(candidate, of: current)
+            }
+            guard let issuer else { break }
+            path.append(issuer)
+            current = issuer
+        }
+        return path
+    }
+
+    private static func isIssuer(_ issuer: X509Certificate, of child: X509Certificate) -> Bool {
+        guard X509_NAME_cmp(X509_get_issuer_name(child.pointer), X509_get_subject_name(issuer.pointer)) == 0,
+              let key = X509_get0_pubkey(issuer.pointer) else { return false }
+        let verifies = X509_verify(child.pointer, key) == 1
+        ERR_clear_error()
+        return verifies
+    }
+
+    private static func isSelfSigned(_ certificate: X509Certificate) -> Bool {
+        isIssuer(certificate, of: certificate)
+    }
+
+    private static func facts(leaf: X509Certificate, untrusted: [X509Certificate], verified: [X509Certificate]?,
+                              failure: ChainFailure?, host: HostName?,
+                              pinnedCertificates: [X509Certificate]) -> PeerChain {
+        let served = [leaf] + untrusted
+        let path = signingPath(from: leaf, candidates: served + pinnedCertificates)
+        return PeerChain(served: served.map(\.facts),
+                         verified: verified?.map(\.facts),
+                         chainFailure: failure,
+                         signingPath: path.map(\.facts),
+                         hostMatches: host.map { matches(leaf, host: $0) } ?? false)
+    }
+}

@@ -1,0 +1,80 @@
+import PinproxyCore
+
+/// Everything file-backed a TrustPolicy needs, loaded once per configuration build.
+///
+/// Loading is where file problems surface (at `check`, start and reload, never
+/// during a handshake); each error names the file and what is wrong with it.
+/// Immutable afterwards, so one instance is shared by every connection of a
+/// configuration generation.
+final class PolicyMaterial: @unchecked Sendable {
+    /// SHA-256 digests of pinned SubjectPublicKeyInfos: the inline `pins` followed by those of `public_keys` files.
+    let pinnedSPKIDigests: [[UInt8]]
+    /// Certificates pinned byte for byte (`certificates`); also candidates for the signing path.
+    let pinnedCertificates: [X509Certificate]
+    /// The policy's private anchors (`anchors`), nil when it has none.
+    let anchorStore: TrustStore?
+    /// The client certificate chain (leaf first) and its key, set only with `client_certificate`.
+    let clientCertificateChain: [X509Certificate]
+    let clientKey: PrivateKey?
+
+    private init(pinnedSPKIDigests: [[UInt8]], pinnedCertificates: [X509Certificate], anchorStore: TrustStore?,
+                 clientCertificateChain: [X509Certificate], clientKey: PrivateKey?) {
+        self.pinnedSPKIDigests = pinnedSPKIDigests
+        self.pinnedCertificates = pinnedCertificates
+        self.anchorStore = anchorStore
+        self.clientCertificateChain = clientCertificateChain
+        self.clientKey = clientKey
+    }
+
+    /// Reads and checks every file `policy` names.
+    static func load(for policy: TrustPolicy) throws -> PolicyMaterial {
+        var digests = policy.pins.map(\.digest)
+        for path in policy.publicKeyFiles {
+            digests += try spkiDigests(contentsOf: path)
+        }
+        let pinned = try policy.certificateFiles.flatMap { try X509Certificate.load(contentsOf: $0) }
+        let anchors = try policy.anchorFiles.flatMap { try X509Certificate.load(contentsOf: $0) }
+        let anchorStore = anchors.isEmpty ? nil : try TrustStore.anchors(anchors)
+        var chain: [X509Certificate] = []
+        var key: PrivateKey?
+        if let credentials = policy.clientCredentials {
+            chain = try X509Certificate.load(contentsOf: credentials.certificatePath)
+            let loaded = try PrivateKey.load(contentsOf: credentials.keyPath)
+            guard loaded.matches(chain[0]) else {
+                throw FileLoadError(path: credentials.keyPath,
+                                    problem: "does not match the certificate in \(credentials.certificatePath)")
+            }
+            key = loaded
+        }
+        return PolicyMaterial(pinnedSPKIDigests: digests, pinnedCertificates: pinned, anchorStore: anchorStore,
+                              clientCertificateChain: chain, clientKey: key)
+    }
+
+    /// SPKI digests of a `public_keys` file: each `PUBLIC KEY` block (already a DER
+    /// SubjectPublicKeyInfo) or `CERTIFICATE` block (its SPKI), or a DER certificate.
+    private static func spkiDigests(contentsOf path: String) throws -> [[UInt8]] {
+        let file = try PEMFile(contentsOf: path)
+        if file.der != nil {
+            return try X509Certificate.load(contentsOf: path).map { Digest.sha256($0.subjectPublicKeyInfo) }
+        }
+        var digests: [[UInt8]] = []
+        for (index, block) in file.blocks.enumerated() {
+            switch block.label {
+            case "PUBLIC KEY":
+                guard PublicKeyInfo.isValid(block.der) else {
+                    throw FileLoadError(path: path, problem: "PEM block \(index + 1) is not a valid public key")
+                }
+                digests.append(Digest.sha256(block.der))
+            case "CERTIFICATE":
+                guard let certificate = X509Certificate(der: block.der) else {
+                    throw FileLoadError(path: path, problem: "PEM block \(index + 1) is not a valid certificate")
+                }
+                digests.append(Digest.sha256(certificate.subjectPublicKeyInfo))
+            default:
+                throw FileLoadError(path: path, problem: "PEM block \(index + 1) is a \(block.label); "
+                                    + "public_keys takes PUBLIC KEY (SubjectPublicKeyInfo) or CERTIFICATE blocks")
+            }
+        }
+        return digests
+    }
+}

@@ -1,0 +1,28 @@
+internal import COpenSSL
+
+/// A resumable TLS session (TLS 1.2 session or TLS 1.3 ticket): the single owner
+/// of one reference to an `SSL_SESSION*`, released in `deinit`.
+///
+/// Resumption skips certificate verification, so a handle must only be offered
+/// to connections of the same `TLSClientContext` (same policy and trust store)
+/// that verified it; the pool drops handles on reload.
+final class TLSSessionHandle: @unchecked Sendable {
+    /// The owned reference; never null.
+    let pointer: OpaquePointer
+
+    /// Adopts a reference already counted for us (the new-session callback returning 1).
+    init(takingOwnership pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    /// Takes a new reference to a session someone else owns.
+    init(retaining pointer: OpaquePointer) {
+        SSL_SESSION_up_ref(pointer)
+        self.pointer = pointer
+    }
+
+    deinit { SSL_SESSION_free(pointer) }
+
+    /// Whether the session may still be offered (not past its lifetime, resumable).
+    var isResumable: Bool { SSL_SESSION_is_resumable(pointer) == 1 }
+}

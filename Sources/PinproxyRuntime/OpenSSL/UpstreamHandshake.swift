@@ -1,0 +1,80 @@
+import PinproxyCore
+internal import COpenSSL
+
+/// Per-connection verification state, reached from the verify callback through SSL ex_data.
+///
+/// Lives on the connection's event-loop thread. The `SSL` holds an
+/// *unretained* pointer to it (see `TLSClientContext.makeSSL`): whoever creates
+/// the `SSL` must keep this object alive until the `SSL` is freed.
+final class UpstreamHandshake {
+    let host: HostName
+    let port: UInt16
+    let policy: TrustPolicy
+    let material: PolicyMaterial
+    /// The trust decision (the pure evaluators, in the daemon): true = complete the handshake.
+    private let decide: (PeerChain) -> Bool
+
+    /// The facts gathered by the verify callback; nil before it ran, for `disable`
+    /// (which accepts without evaluating), and for a resumed session (no verification happens).
+    private(set) var peerChain: PeerChain?
+    /// True once `decide` refused the peer: the handshake was aborted with an alert.
+    private(set) var rejectedByPolicy = false
+    /// Receives every session the server issues (TLS 1.2 at the end of the handshake,
+    /// TLS 1.3 tickets after it); nil = sessions are not kept.
+    var onNewSession: ((TLSSessionHandle) -> Void)?
+
+    init(host: HostName, port: UInt16, policy: TrustPolicy, material: PolicyMaterial,
+         decide: @escaping (PeerChain) -> Bool) {
+        self.host = host
+        self.port = port
+        self.policy = policy
+        self.material = material
+        self.decide = decide
+    }
+
+    /// The body of the certificate-verify callback: validates the served chain in
+    /// `storeContext` (set up by libssl with the context's trust store and the
+    /// served certificates), hands the facts to `decide`, and turns the answer
+    /// into OpenSSL's 0/1. This is the only place where a decision becomes a return code.
+    func didReceiveCertificates(in storeContext: OpaquePointer) -> Int32 {
+        // SPEC §2.3 step 1: `disable` accepts without evaluating.
+        if policy.kind == .disable { return 1 }
+        guard let leafPointer = X509_STORE_CTX_get0_cert(storeContext) else {
+            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+            rejectedByPolicy = true
+            return 0
+        }
+        let leaf = X509Certificate(retaining: leafPointer)
+        // libssl passes the whole served chain (leaf first) as the untrusted stack.
+        let served = CertificateStack.certificates(in: X509_STORE_CTX_get0_untrusted(storeContext))
+        let untrusted = served.first.map { $0.isSame(as: leaf) } == true ? Array(served.dropFirst()) : served
+        X509StoreContext.applyStrictness(X509_STORE_CTX_get0_param(storeContext))
+        let chain = PeerChainBuilder.build(in: storeContext, leaf: leaf, untrusted: untrusted, host: host,
+                                           pinnedCertificates: material.pinnedCertificates)
+        peerChain = chain
+        guard decide(chain) else {
+            rejectedByPolicy = true
+            // Aborts the handshake with an alert before any application byte is written.
+            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+            return 0
+        }
+        // The policy accepted (perhaps despite a chain failure, e.g. validate_chain false):
+        // clear the error so libssl records the verify result as OK.
+        X509_STORE_CTX_set_error(storeContext, X509_V_OK)
+        return 1
+    }
+
+    /// The body of the new-session callback: hands a private copy of `session` to `onNewSession`.
+    ///
+    /// A copy, not OpenSSL's object: libssl marks the session of an `SSL` freed
+    /// without a sent close_notify as not resumable (`SSL_CTX_remove_session`),
+    /// which is how most pooled connections end (the server times them out).
+    /// Since TLS 1.1 an unclean close no longer forbids resumption (RFC 5246
+    /// §7.2.1; RFC 8446 §6.1), so the copy stays usable. OpenSSL keeps managing
+    /// its own reference to the original.
+    func didReceive(session: OpaquePointer) {
+        // SSL_SESSION_dup returns a new object with one reference, adopted by the handle.
+        guard let onNewSession, let copy = SSL_SESSION_dup(session) else { return }
+        onNewSession(TLSSessionHandle(takingOwnership: copy))
+    }
+}

@@ -42,6 +42,9 @@ public final class ViolationLogFile: @unchecked Sendable {
     /// Guards every `var` below; the writer thread waits on it for work.
     private let condition = NSCondition()
     private var queue: [PendingLine] = []
+    /// Lines the writer has taken out of `queue` for the group in progress; they
+    /// count against `maxQueuedLines` too.
+    private var inFlight = 0
     private var dropped = 0
     private var isReopenRequested = false
     private var isStopRequested = false
@@ -75,7 +78,7 @@ public final class ViolationLogFile: @unchecked Sendable {
     /// Enqueues one serialised event (ending in "\n"); never blocks on disk.
     public func append(_ line: [UInt8], whenDurable: @escaping @Sendable (Bool) -> Void) {
         condition.lock()
-        guard !isStopRequested, queue.count < maxQueuedLines else {
+        guard !isStopRequested, queue.count + inFlight < maxQueuedLines else {
             let reason = isStopRequested ? "the log is closed" : "the queue is full (\(maxQueuedLines) lines)"
             if !isStopRequested { dropped += 1 }
             condition.unlock()
@@ -145,11 +148,13 @@ public final class ViolationLogFile: @unchecked Sendable {
             case .write(let reopen):
                 let batch = queue
                 queue = []
+                inFlight = batch.count
                 isReopenRequested = false
                 condition.unlock()
                 let (rest, error) = writeGroup(batch, reopenFirst: reopen)
                 condition.lock()
                 queue = rest + queue
+                inFlight = 0
                 retryAt = error == nil ? nil : Date().addingTimeInterval(retryInterval)
             case .finish:
                 break loop

@@ -35,7 +35,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PinproxyRuntimeTests",
-            dependencies: ["PinproxyCore", "PinproxyRuntime", "COpenSSL", "CLibevent"]
+            dependencies: ["PinproxyCore", "PinproxyRuntime", "COpenSSL", "CLibevent"],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

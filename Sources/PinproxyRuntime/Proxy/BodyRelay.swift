@@ -22,11 +22,15 @@ struct BodyRelay {
     }
 
     private var state: State
+    /// Chunked data passed on without chunk framing: for an HTTP/1.0 client,
+    /// which cannot read chunked and gets a body delimited by close instead.
+    private let dropsChunkFraming: Bool
 
     /// A chunk-size line (with extensions) plus a trailer section never need more.
     static let maximumControlBytes = 16 * 1024
 
-    init(framing: BodyFraming) {
+    init(framing: BodyFraming, dropsChunkFraming: Bool = false) {
+        self.dropsChunkFraming = dropsChunkFraming
         switch framing {
         case .none, .contentLength(0): state = .done
         case let .contentLength(length): state = .remaining(length)
@@ -73,11 +77,11 @@ struct BodyRelay {
                     state = .chunked(framer)
                 case let .control(consumed, emit):
                     ByteBuffer.drain(source, count: consumed)
-                    ByteBuffer.append(destination, emit)
+                    if !dropsChunkFraming { ByteBuffer.append(destination, emit) }
                     state = .chunked(framer)
                 case let .done(consumed, emit):
                     ByteBuffer.drain(source, count: consumed)
-                    ByteBuffer.append(destination, emit)
+                    if !dropsChunkFraming { ByteBuffer.append(destination, emit) }
                     state = .done
                 case let .invalid(error):
                     state = .chunked(framer)

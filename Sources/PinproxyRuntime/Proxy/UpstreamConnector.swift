@@ -61,7 +61,8 @@ final class UpstreamConnector: BufferEventDelegate {
         if destination.host.isIPAddress, let address = SocketAddress(ip: destination.host.value, port: destination.port) {
             addresses = [address]
             // Defer so the caller never sees its completion run inside init.
-            loop.execute { [weak self] in self?.connectNext() }
+            let connector = LoopBound(Weak(self))
+            loop.execute { connector.value.object?.connectNext() }
         } else {
             lookup = resolver.resolve(host: destination.host.value, port: destination.port) { [weak self] result in
                 self?.didResolve(result)

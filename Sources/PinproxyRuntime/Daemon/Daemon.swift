@@ -1,0 +1,255 @@
+import Foundation
+import PinproxyCore
+import Synchronization
+
+/// The daemon: N event loops (one per `threads`), each with its own
+/// SO_REUSEPORT listeners, pool and sessions; the first loop runs on the
+/// calling thread and also owns signals, reload, the watchdog and flood summaries.
+///
+/// Reload (SIGHUP) is parse → validate → build → swap on every loop → bump
+/// the generation; a failed reload keeps the old configuration. Shutdown
+/// (SIGTERM/SIGINT) is stop accepting → STOPPING=1 → let exchanges finish for
+/// up to `timeouts.shutdown` → exit 0.
+public final class Daemon: @unchecked Sendable {
+    /// Everything a daemon needs besides its configuration.
+    public struct Options: Sendable {
+        /// The file to re-read on SIGHUP; nil when running on built-in defaults.
+        public var configPath: String?
+        public var environment: [String: String]
+        /// Install SIGHUP/SIGTERM/SIGINT/SIGUSR1 handlers (off for in-process tests).
+        public var handlesSignals: Bool
+        public init(configPath: String?, environment: [String: String], handlesSignals: Bool = true) {
+            self.configPath = configPath
+            self.environment = environment
+            self.handlesSignals = handlesSignals
+        }
+    }
+
+    private let options: Options
+    private let logger: Logger
+    private let shared: SharedDaemonState
+    private let workers: [LoopWorker]
+    private var generation = 1
+    private var signalSources: [SignalSource] = []
+    private var housekeeping: Timer?
+    private var watchdog: Timer?
+    private var shutdownTimer: Timer?
+    private let notifier: SystemdNotifier?
+    private let ready = DispatchSemaphore(value: 0)
+    private let finishedThreads = DispatchGroup()
+    private let stopping = Atomic<Bool>(false)
+
+    /// Builds the first generation, opens the violation log and binds every
+    /// listener. Throws `DaemonStartError` naming what failed.
+    public init(configuration: Configuration, options: Options, logger: Logger = .shared,
+                sink: ViolationSink? = nil) throws(DaemonStartError) {
+        self.options = options
+        self.logger = logger
+        notifier = SystemdNotifier(environment: options.environment)
+        let active: ActiveConfiguration
+        do {
+            active = try ActiveConfiguration(configuration: configuration, generation: 1)
+        } catch {
+            throw .invalidConfiguration("\(error)")
+        }
+        let file: ViolationLogFile
+        do {
+            file = try ViolationLogFile(path: configuration.violationLogPath, logger: logger)
+        } catch {
+            throw .runtime("\(error)")
+        }
+        shared = SharedDaemonState(logger: logger,
+                                   violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst))
+        let inherited = Self.inheritedDescriptors(options.environment, logger: logger)
+        var built: [LoopWorker] = []
+        do {
+            for index in 0..<max(1, configuration.threads) {
+                let worker = try LoopWorker(configuration: active, shared: shared,
+                                            resolvConf: options.environment["PINPROXY_RESOLV_CONF"])
+                // An inherited descriptor is one socket: only the first loop adopts it.
+                try worker.bindListeners(inherited: index == 0 ? inherited : [:])
+                built.append(worker)
+            }
+        } catch {
+            file.close()
+            throw .runtime("\(error)")
+        }
+        workers = built
+        for rule in configuration.policies.rules where rule.policy.kind == .disable {
+            logger.log(.warning, "config", "\(rule.key): policy \"disable\": no certificate evaluation at all for this host")
+        }
+    }
+
+    /// `ip:port` of every listener of the first loop, as bound.
+    public var listenAddresses: [String] { workers[0].boundAddresses }
+
+    /// Runs until shutdown; returns the process exit code (0 after a drain).
+    public func run() -> Int32 {
+        let main = workers[0]
+        for worker in workers.dropFirst() {
+            finishedThreads.enter()
+            let bound = LoopBound(worker)
+            let thread = Thread { [finishedThreads] in
+                // The worker lives on this thread from here on.
+                bound.value.loop.run()
+                finishedThreads.leave()
+            }
+            thread.name = "pinproxy-loop"
+            thread.start()
+        }
+        if options.handlesSignals { installSignals(on: main.loop) }
+        housekeeping = Timer(loop: main.loop) { [unowned self] in self.doHousekeeping() }
+        housekeeping?.schedule(after: .seconds(5))
+        if let interval = SystemdNotifier.watchdogInterval(environment: options.environment), let notifier {
+            watchdog = Timer(loop: main.loop) { [unowned self] in
+                notifier.watchdog()
+                self.watchdog?.schedule(after: interval)
+            }
+            watchdog?.schedule(after: interval)
+        }
+        logger.log(.info, "daemon", "listening on \(listenAddresses.joined(separator: ", ")) with \(workers.count) event loop(s), config generation \(generation)")
+        notifier?.ready(status: statusLine())
+        ready.signal()
+        main.loop.run()
+        finishedThreads.wait()
+        shared.violations.flushSummaries(now: Date(), closingAll: true)
+        shared.violations.close()
+        signalSources.removeAll()
+        logger.log(.info, "daemon", "stopped")
+        return 0
+    }
+
+    /// Blocks until `run()` has bound everything and started serving (tests).
+    public func waitUntilReady() { ready.wait(); ready.signal() }
+
+    /// Starts the drain from any thread (what SIGTERM does).
+    public func requestShutdown() {
+        workers[0].loop.execute { [self] in beginShutdown() }
+    }
+
+    /// Re-reads the configuration from any thread (what SIGHUP does).
+    public func requestReload() {
+        workers[0].loop.execute { [self] in reload() }
+    }
+
+    /// The current configuration generation (SPEC §2), read on the main loop.
+    public var configurationGeneration: Int { workers[0].configuration.generation }
+
+    private func installSignals(on loop: EventLoop) {
+        signalSources = [
+            SignalSource(loop: loop, signal: SIGHUP) { [unowned self] in self.reload() },
+            SignalSource(loop: loop, signal: SIGTERM) { [unowned self] in self.beginShutdown() },
+            SignalSource(loop: loop, signal: SIGINT) { [unowned self] in self.beginShutdown() },
+            SignalSource(loop: loop, signal: SIGUSR1) { [unowned self] in
+                self.logger.log(.info, "log", "SIGUSR1: reopening the violation log")
+                self.shared.violations.flushSummaries(now: Date(), closingAll: true)
+                self.shared.violations.reopen()
+            },
+        ]
+    }
+
+    private func reload() {
+        guard !stopping.load(ordering: .relaxed) else { return }
+        notifier?.reloading()
+        defer { notifier?.ready(status: statusLine()) }
+        shared.violations.flushSummaries(now: Date(), closingAll: true)
+        shared.violations.reopen()
+        guard let path = options.configPath else {
+            logger.log(.info, "reload", "running on built-in defaults: no file to reload (violation log reopened)")
+            return
+        }
+        let configuration: Configuration
+        do {
+            let (loaded, warnings) = try ConfigurationLoader.load(path: path, environment: options.environment,
+                                                                  cpuCount: ProcessInfo.processInfo.activeProcessorCount)
+            warnings.forEach { logger.log(.warning, "config", "\($0)") }
+            configuration = loaded
+        } catch {
+            logger.log(.error, "reload", "rejected, keeping generation \(generation):\n\(error)")
+            return
+        }
+        let active: ActiveConfiguration
+        do {
+            active = try ActiveConfiguration(configuration: configuration, generation: generation + 1)
+        } catch {
+            logger.log(.error, "reload", "rejected, keeping generation \(generation): \(error)")
+            return
+        }
+        if configuration.threads != workers.count {
+            logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
+        }
+        generation += 1
+        for worker in workers {
+            if worker === workers[0] {
+                worker.apply(active)
+            } else {
+                let bound = LoopBound(worker)
+                worker.loop.execute { bound.value.apply(active) }
+            }
+        }
+        logger.log(.info, "reload", "configuration generation \(generation) active")
+    }
+
+    private func beginShutdown() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        logger.log(.info, "daemon", "shutting down: no new connections, finishing in-flight requests")
+        notifier?.stopping()
+        let timeout = workers[0].configuration.configuration.timeouts.shutdown
+        shutdownTimer = Timer(loop: workers[0].loop) { [unowned self] in
+            self.logger.log(.warning, "daemon", "shutdown timeout: closing remaining connections")
+            for worker in self.workers {
+                let bound = LoopBound(worker)
+                worker.loop.execute {
+                    bound.value.closeAllSessions()
+                    bound.value.loop.stop()
+                }
+            }
+        }
+        shutdownTimer?.schedule(after: timeout)
+        for worker in workers {
+            let bound = LoopBound(worker)
+            worker.loop.execute {
+                bound.value.drain { bound.value.loop.stop() }
+            }
+        }
+    }
+
+    private func doHousekeeping() {
+        shared.violations.flushSummaries(now: Date(), closingAll: false)
+        notifier?.status(statusLine())
+        housekeeping?.schedule(after: .seconds(5))
+    }
+
+    private func statusLine() -> String {
+        "generation \(generation), \(shared.openConnections.load(ordering: .relaxed)) connections"
+    }
+
+    private static func inheritedDescriptors(_ environment: [String: String], logger: Logger) -> [String: Int32] {
+        var table: [String: Int32] = [:]
+        for socket in SocketActivation.inheritedListeners(environment: environment) {
+            guard let address = socket.address else { continue }
+            table[address] = socket.fd
+        }
+        return table
+    }
+}
+
+/// Why the daemon could not start: exit code 1 for a configuration that
+/// validates but cannot be built (e.g. an unreadable pin file), 3 for the machine.
+public enum DaemonStartError: Error, CustomStringConvertible {
+    case invalidConfiguration(String)
+    case runtime(String)
+
+    public var exitCode: Int32 {
+        switch self {
+        case .invalidConfiguration: return 1
+        case .runtime: return 3
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .invalidConfiguration(text), let .runtime(text): return text
+        }
+    }
+}

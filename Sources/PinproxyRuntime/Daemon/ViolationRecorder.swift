@@ -1,0 +1,78 @@
+import Foundation
+import PinproxyCore
+import Synchronization
+
+/// Where every trust decision that is not a plain "allow" goes: flood control,
+/// then the durable violation log (and an optional in-memory sink for tests).
+/// Shared by every loop; the flood gate is behind a mutex, the file has its
+/// own writer thread, so no loop ever waits on a disk.
+final class ViolationRecorder: @unchecked Sendable {
+    private let file: ViolationLogFile?
+    private let sink: ViolationSink?
+    private let gate: Mutex<ViolationFloodGate>
+    /// The first event of each flood key, to describe its summary line.
+    private let representatives = Mutex<[String: ViolationEvent]>([:])
+
+    init(file: ViolationLogFile?, sink: ViolationSink? = nil, burst: Int) {
+        self.file = file
+        self.sink = sink
+        gate = Mutex(ViolationFloodGate(burst: burst))
+    }
+
+    /// Records `event`; `then` runs on `loop` once the line is durable (or
+    /// could not be written now — the block happens regardless, SPEC §4), or at
+    /// once when flood control counts the event instead of writing it.
+    func record(_ event: ViolationEvent, on loop: EventLoop, then: @escaping () -> Void) {
+        let continuation = LoopBound(then)
+        let key = Self.floodKey(event)
+        let admission = gate.withLock { $0.admit(key: key, at: event.time) }
+        sink?.record(event)
+        guard admission == .write, let file else {
+            loop.execute { continuation.value() }
+            return
+        }
+        representatives.withLock { if $0[key] == nil { $0[key] = event } }
+        file.append(event.jsonLine()) { _ in loop.execute { continuation.value() } }
+    }
+
+    /// Writes a summary line for every flood window that has ended (all of
+    /// them when `closingAll`, on shutdown and rotation).
+    func flushSummaries(now: Date, closingAll: Bool) {
+        let summaries = gate.withLock { $0.closeWindows(before: closingAll ? nil : now, now: now) }
+        guard let file, !summaries.isEmpty else { return }
+        let events = representatives.withLock { table in
+            summaries.map { table[$0.key] }
+        }
+        for (summary, event) in zip(summaries, events) {
+            guard let event else { continue }
+            file.append(Self.summaryLine(summary, event: event)) { _ in }
+        }
+    }
+
+    func reopen() { file?.reopen() }
+
+    func close() { file?.close() }
+
+    var droppedLines: Int { file?.droppedLines ?? 0 }
+
+    /// Same host, reason, rule and served chain (SPEC §4).
+    static func floodKey(_ event: ViolationEvent) -> String {
+        var key = "\(event.host)|\(event.port)|\(event.reason.rawValue)|\(event.rule)|\(event.action.rawValue)"
+        for certificate in event.servedChain {
+            key += "|" + certificate.certificateSHA256.map { String($0, radix: 16) }.joined()
+        }
+        return key
+    }
+
+    static func summaryLine(_ summary: ViolationFloodGate.Summary, event: ViolationEvent) -> [UInt8] {
+        // Every value here is a normalised host, an identifier or a number:
+        // nothing needs JSON escaping beyond what HostName already excludes.
+        let text = "{\"time\":\"\(RFC3339Timestamp.milliseconds(summary.closedAt))\",\"event\":\"pin_violation_summary\","
+            + "\"action\":\"\(event.action.rawValue)\",\"reason\":\"\(event.reason.rawValue)\","
+            + "\"host\":\"\(event.host)\",\"port\":\(event.port),\"rule\":\"\(event.rule)\","
+            + "\"count\":\(summary.count),\"first_time\":\"\(RFC3339Timestamp.milliseconds(summary.firstTime))\","
+            + "\"last_time\":\"\(RFC3339Timestamp.milliseconds(summary.lastTime))\","
+            + "\"config_generation\":\(event.configGeneration)}\n"
+        return Array(text.utf8)
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import PinproxyCore
+
+/// The upstream half of an exchange: connecting, relaying the request body,
+/// parsing and relaying the response, and mapping failures to SPEC §3 answers.
+extension ClientSession {
+    func connect(_ exchange: Exchange) {
+        let worker = loopWorker
+        let configuration = exchange.configuration.configuration
+        let target = exchange.routed.upstream
+        exchange.connector = UpstreamConnector(
+            loop: worker.loop, resolver: worker.resolver, pool: worker.pool, target: target,
+            connectTo: configuration.resolveOverrides[target], key: exchange.poolKey, policy: exchange.policy,
+            timeouts: configuration.timeouts
+        ) { [weak self, weak exchange] result in
+            guard let self, let exchange, self.currentExchange === exchange else { return }
+            exchange.connector = nil
+            switch result {
+            case let .success(success):
+                if let verdict = success.reported {
+                    self.loopWorker.record(self.violationEvent(for: exchange, verdict: verdict, peer: success.connection.peer)) {}
+                }
+                self.attach(success.connection, to: exchange)
+            case let .failure(failure):
+                self.upstreamDidFail(failure, exchange: exchange)
+            }
+        }
+    }
+
+    /// Sends the request head on a verified connection and starts both relays.
+    func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
+        let timeouts = exchange.configuration.configuration.timeouts
+        exchange.upstream = connection
+        connection.delegate = self
+        connection.bufferEvent.setReadHighWatermark(ClientSession.highWatermark)
+        connection.bufferEvent.setWriteLowWatermark(0)
+        connection.bufferEvent.setTimeouts(read: timeouts.idle, write: timeouts.idle)
+        connection.bufferEvent.write(UpstreamRequestWriter.serialise(exchange.request, routed: exchange.routed))
+        connection.bufferEvent.enableReadWrite()
+        pumpRequestBody()
+        relayResponse()
+    }
+
+    func pumpRequestBody() {
+        guard let exchange = currentExchange, let upstream = exchange.upstream, !exchange.requestComplete else { return }
+        let client = clientBuffer
+        switch exchange.requestBody.pump(from: client.input, to: upstream.bufferEvent.output) {
+        case .complete:
+            exchange.requestComplete = true
+            finishIfDone(exchange)
+        case let .invalid(error):
+            loopWorker.logger.log(.info, "http", "\(clientAddress): request body rejected: \(error.reason)")
+            respond(with: ProxyErrorResponse.forParseError(error))
+        case .needMore:
+            if clientHasClosedReading { close(); return }
+            if upstream.bufferEvent.outputLength >= ClientSession.highWatermark {
+                exchange.requestPaused = true
+                client.disableRead()
+                upstream.bufferEvent.setWriteLowWatermark(ClientSession.lowWatermark)
+            }
+        }
+    }
+
+    func relayResponse() {
+        guard let exchange = currentExchange, let upstream = exchange.upstream else { return }
+        let client = clientBuffer
+        let limits = exchange.configuration.configuration.limits
+        while exchange.responseBody == nil {
+            let headLimits = HeadLimits(maxHeaderBytes: limits.maxHeaderBytes, maxTargetBytes: limits.maxRequestTargetBytes)
+            let result = ByteBuffer.withContiguousPrefix(upstream.bufferEvent.input, count: limits.maxHeaderBytes + 1) {
+                ResponseHeadParser.parse($0, requestMethod: exchange.request.method, limits: headLimits)
+            }
+            switch result {
+            case .incomplete:
+                return
+            case let .invalid(error):
+                upstreamProtocolError(exchange, reason: error.reason)
+                return
+            case let .complete(head, consumed):
+                ByteBuffer.drain(upstream.bufferEvent.input, count: consumed)
+                if head.isInformational {
+                    // RFC 9110 §15.2: a 1.0 client must not receive 1xx responses.
+                    if clientHTTPVersion == .http11 {
+                        client.write(ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true))
+                        exchange.responseStarted = true
+                    }
+                    continue
+                }
+                let keepAlive = exchange.clientKeepAlive && head.bodyFraming != .untilClose
+                    && !(clientHTTPVersion == .http10 && head.bodyFraming == .chunked)
+                exchange.clientKeepAlive = keepAlive
+                exchange.responseHead = head
+                exchange.responseBody = BodyRelay(framing: head.bodyFraming,
+                                                  dropsChunkFraming: clientHTTPVersion == .http10)
+                client.write(ClientResponseWriter.serialise(head, clientVersion: clientHTTPVersion, keepAlive: keepAlive))
+                exchange.responseStarted = true
+            }
+        }
+        guard var body = exchange.responseBody, !exchange.responseComplete else { return }
+        let progress = body.pump(from: upstream.bufferEvent.input, to: client.output)
+        exchange.responseBody = body
+        switch progress {
+        case .complete:
+            exchange.responseComplete = true
+            finishIfDone(exchange)
+        case let .invalid(error):
+            upstreamProtocolError(exchange, reason: error.reason)
+        case .needMore:
+            if client.outputLength >= ClientSession.highWatermark {
+                exchange.responsePaused = true
+                upstream.bufferEvent.disableRead()
+                client.setWriteLowWatermark(ClientSession.lowWatermark)
+            }
+        }
+    }
+
+    /// Ends the exchange once both bodies are complete (or the response ended
+    /// first, which leaves neither connection in a known state for reuse).
+    func finishIfDone(_ exchange: Exchange) {
+        guard exchange.responseComplete else { return }
+        guard let upstream = exchange.upstream else { return }
+        clientBuffer.setWriteLowWatermark(0)
+        if !exchange.requestComplete {
+            // An early final response (413, 401 …) while the upload went on.
+            exchange.abandonUpstream()
+            exchange.clientKeepAlive = false
+            exchangeDidFinish(keepClientOpen: false)
+            return
+        }
+        exchange.upstream = nil
+        let reusable = exchange.responseHead?.wantsKeepAlive == true && exchange.responseBody?.isDelimitedByClose == false
+        if reusable {
+            upstream.completedExchanges += 1
+            loopWorker.pool.put(upstream, idleTimeout: exchange.configuration.configuration.timeouts.idle)
+        } else {
+            upstream.delegate = nil
+            upstream.close()
+        }
+        exchangeDidFinish(keepClientOpen: exchange.clientKeepAlive)
+    }
+
+    /// The upstream closed, failed or timed out during an exchange.
+    func upstreamDidEnd(_ events: BufferEventEvents) {
+        guard let exchange = currentExchange, let upstream = exchange.upstream else { return }
+        if events.contains(.eof), !events.contains(.error), exchange.responseBody?.isDelimitedByClose == true {
+            // Drain what arrived with the close, then the body is complete.
+            relayResponse()
+            exchange.responseComplete = true
+            if !exchange.requestComplete { exchange.requestComplete = true }
+            exchange.abandonUpstream()
+            exchangeDidFinish(keepClientOpen: false)
+            return
+        }
+        if exchange.responseStarted {
+            // Mid-body: the client sees a truncated message (the connection closes).
+            loopWorker.logger.log(.info, "proxy", "\(upstream.peer): upstream ended mid-response (\(events))")
+            close()
+            return
+        }
+        if exchange.isRetriableOnFreshConnection && upstream.bufferEvent.inputLength == 0 && !events.contains(.timeout) {
+            // A pooled connection the server had closed: try once on a new one.
+            exchange.abandonUpstream()
+            exchange.usesPooledConnection = false
+            connect(exchange)
+            return
+        }
+        if events.contains(.timeout) {
+            respond(with: ProxyErrorResponse(status: 504, proxyStatusError: "http_response_timeout",
+                                             message: "The upstream did not answer in time."))
+        } else {
+            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "connection_terminated",
+                                             message: "The upstream closed the connection before answering."))
+        }
+    }
+
+    private func upstreamProtocolError(_ exchange: Exchange, reason: String) {
+        loopWorker.logger.log(.warning, "proxy", "\(exchange.routed.upstream): invalid response: \(reason)")
+        respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "http_protocol_error", details: reason,
+                                         message: "The upstream sent an invalid or ambiguous response."))
+    }
+
+    private func upstreamDidFail(_ failure: UpstreamFailure, exchange: Exchange) {
+        let upstream = exchange.routed.upstream
+        switch failure {
+        case let .dns(detail):
+            loopWorker.logger.log(.info, "dns", detail)
+            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "dns_error",
+                                             message: "The upstream host name \(upstream.host) could not be resolved."))
+        case let .refused(detail):
+            loopWorker.logger.log(.info, "connect", detail)
+            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "connection_refused",
+                                             message: "The upstream \(upstream) refused the connection."))
+        case let .timedOut(detail):
+            loopWorker.logger.log(.info, "connect", detail)
+            respond(with: ProxyErrorResponse(status: 504, proxyStatusError: "connection_timeout",
+                                             message: "Connecting to the upstream \(upstream) timed out."))
+        case let .tls(detail):
+            loopWorker.logger.log(.warning, "tls", "\(upstream): \(detail)")
+            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "tls_protocol_error",
+                                             message: "The TLS handshake with the upstream \(upstream) failed."))
+        case let .blocked(verdict, peer):
+            let event = violationEvent(for: exchange, verdict: verdict, peer: peer)
+            let reason = verdict.decision.reason?.rawValue ?? "policy"
+            loopWorker.logger.log(.warning, "trust", "\(upstream) blocked: \(reason)")
+            // The 502 leaves only once the event is durable on disk (SPEC §4).
+            loopWorker.record(event) { [weak self] in
+                self?.respond(with: ProxyErrorResponse(
+                    status: 502, proxyStatusError: "tls_certificate_error", details: reason,
+                    message: "pinproxy blocked \(upstream): its certificate failed the trust policy (\(reason))."))
+            }
+        }
+    }
+
+    func violationEvent(for exchange: Exchange, verdict: TrustVerdict, peer: SocketAddress) -> ViolationEvent {
+        let policy = exchange.policy
+        return ViolationEvent(
+            time: Date(), action: verdict.decision.permitsRelay ? .reported : .blocked,
+            reason: verdict.decision.reason ?? .chainUntrusted,
+            host: exchange.routed.upstream.host.value, port: exchange.routed.upstream.port,
+            peerAddress: peer.description, rule: policy.ruleName, policy: policy.policy.kind,
+            enforce: policy.policy.enforce, includeSubdomains: policy.policy.includeSubdomains,
+            knownPins: policy.knownPins, servedChain: verdict.chain.served,
+            clientAddress: clientAddress.description, listener: listener.name,
+            configGeneration: exchange.configuration.generation,
+            requestMethod: exchange.request.method, requestTarget: exchange.routed.pathWithoutQuery,
+            detail: verdict.decision.detail ?? "")
+    }
+}

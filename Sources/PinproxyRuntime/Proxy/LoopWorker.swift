@@ -1,0 +1,153 @@
+import Foundation
+import PinproxyCore
+import Synchronization
+
+/// State shared by every loop of one daemon.
+final class SharedDaemonState: @unchecked Sendable {
+    let logger: Logger
+    let violations: ViolationRecorder
+    let openConnections = Atomic<Int>(0)
+    let maxConnectionsOverride: Int?
+
+    init(logger: Logger, violations: ViolationRecorder, maxConnectionsOverride: Int? = nil) {
+        self.logger = logger
+        self.violations = violations
+        self.maxConnectionsOverride = maxConnectionsOverride
+    }
+}
+
+/// One event loop and everything that lives on it: its listeners (bound
+/// with SO_REUSEPORT), client sessions, resolver, upstream pool and TLS
+/// sessions. Nothing here is touched from another thread except through
+/// `loop.execute`.
+final class LoopWorker {
+    let loop: EventLoop
+    let resolver: DNSResolver
+    let pool = UpstreamPool()
+    let shared: SharedDaemonState
+    private(set) var configuration: ActiveConfiguration
+    private(set) var isDraining = false
+    private var listeners: [ListenerConfiguration: Listener] = [:]
+    private var sessions: [ObjectIdentifier: ClientSession] = [:]
+    private var drainCompletion: (() -> Void)?
+
+    var logger: Logger { shared.logger }
+    var sessionCount: Int { sessions.count }
+
+    init(configuration: ActiveConfiguration, shared: SharedDaemonState, resolvConf: String?) throws {
+        loop = try EventLoop()
+        resolver = try DNSResolver(loop: loop, resolvConf: resolvConf)
+        self.configuration = configuration
+        self.shared = shared
+    }
+
+    /// Binds every configured listener not yet bound and closes those no
+    /// longer configured. `inherited` maps `ip:port` to a socket-activated
+    /// descriptor this worker may adopt.
+    func bindListeners(inherited: [String: Int32] = [:]) throws {
+        let wanted = configuration.configuration.listeners
+        for (listenerConfiguration, listener) in listeners where !wanted.contains(listenerConfiguration) {
+            listener.close()
+            listeners[listenerConfiguration] = nil
+        }
+        for listenerConfiguration in wanted where listeners[listenerConfiguration] == nil {
+            let endpoint = listenerConfiguration.address
+            guard let address = SocketAddress(ip: endpoint.host.value == "localhost" ? "127.0.0.1" : endpoint.host.value,
+                                              port: endpoint.port) else {
+                throw RuntimeError.message("cannot listen on \(endpoint): not an IP address")
+            }
+            var context = ListenerContext(configuration: listenerConfiguration, name: endpoint.description)
+            let listener = try Listener(loop: loop, address: address, inheritedDescriptor: inherited[address.description],
+                                        onAccept: { [unowned self] fd, peer in self.accept(fd, peer: peer, listener: context) },
+                                        onError: { [unowned self] code in
+                                            self.logger.log(.warning, "listener", "\(endpoint): accept failed: \(String(cString: strerror(code)))")
+                                        })
+            context.name = listener.boundAddress.description
+            listeners[listenerConfiguration] = listener
+        }
+    }
+
+    /// The addresses actually bound (ports resolved when the config said 0).
+    var boundAddresses: [String] { listeners.values.map { $0.boundAddress.description } }
+
+    private func accept(_ fd: Int32, peer: SocketAddress, listener: ListenerContext) {
+        let limit = shared.maxConnectionsOverride ?? configuration.configuration.limits.maxConnections
+        let open = shared.openConnections.add(1, ordering: .relaxed).newValue
+        if open > limit || isDraining {
+            shared.openConnections.subtract(1, ordering: .relaxed)
+            let answer = ProxyErrorResponse(status: 503, proxyStatusError: isDraining ? nil : "connection_limit_reached",
+                                            message: isDraining ? "pinproxy is shutting down." : "Too many connections.").serialise()
+            // Best effort on a fresh socket: the answer fits in its send buffer.
+            _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(fd)
+            return
+        }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard let client = BufferEvent.socket(loop: loop, descriptor: fd) else {
+            shared.openConnections.subtract(1, ordering: .relaxed)
+            close(fd)
+            return
+        }
+        let session = ClientSession(worker: self, listener: listener, client: client, clientAddress: peer)
+        sessions[ObjectIdentifier(session)] = session
+        session.start()
+    }
+
+    func sessionDidClose(_ session: ClientSession) {
+        guard sessions.removeValue(forKey: ObjectIdentifier(session)) != nil else { return }
+        shared.openConnections.subtract(1, ordering: .relaxed)
+        if isDraining && sessions.isEmpty { finishDrain() }
+    }
+
+    /// True when `endpoint` names one of this daemon's own listeners: a
+    /// request there would loop back into pinproxy.
+    func isOwnListener(_ endpoint: Endpoint) -> Bool {
+        let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "::1"]
+        for listener in configuration.configuration.listeners where listener.address.port == endpoint.port {
+            if listener.address.host == endpoint.host { return true }
+            if loopbackNames.contains(endpoint.host.value) && loopbackNames.contains(listener.address.host.value) { return true }
+        }
+        return false
+    }
+
+    func record(_ event: ViolationEvent, then: @escaping () -> Void) {
+        shared.violations.record(event, on: loop, then: then)
+    }
+
+    /// Swaps in a new configuration generation (on this loop). In-flight
+    /// exchanges keep the generation they started with; pooled connections and
+    /// TLS sessions of older generations are retired.
+    func apply(_ newConfiguration: ActiveConfiguration, inherited: [String: Int32] = [:]) {
+        configuration = newConfiguration
+        pool.retire(before: newConfiguration.generation)
+        do {
+            try bindListeners(inherited: inherited)
+        } catch {
+            logger.log(.error, "reload", "\(error)")
+        }
+    }
+
+    /// Stops accepting, closes idle clients and the pool, and calls
+    /// `completion` (on this loop) once the last in-flight exchange is done.
+    func drain(completion: @escaping () -> Void) {
+        isDraining = true
+        drainCompletion = completion
+        listeners.values.forEach { $0.close() }
+        listeners.removeAll()
+        pool.closeAll()
+        for session in Array(sessions.values) { session.closeIfIdle() }
+        if sessions.isEmpty { finishDrain() }
+    }
+
+    /// Closes every remaining client (the shutdown timeout ran out).
+    func closeAllSessions() {
+        for session in Array(sessions.values) { session.close() }
+    }
+
+    private func finishDrain() {
+        let completion = drainCompletion
+        drainCompletion = nil
+        completion?()
+    }
+}

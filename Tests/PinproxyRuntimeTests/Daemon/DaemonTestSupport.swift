@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// A fresh directory under /tmp, removed with everything in it on `remove()`.
-struct TemporaryDirectory {
+struct ScratchDirectory {
     let path: String
 
     init() throws {

@@ -47,7 +47,7 @@ struct SystemdNotifierTests {
 
     @Test("every helper sends its exact datagram, to a path or an abstract socket", arguments: [true, false])
     func datagrams(isPath: Bool) throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let socket = try NotifySocket(directory: isPath ? directory.path : nil)
         let notifier = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.name]))
@@ -72,7 +72,7 @@ struct SystemdNotifierTests {
 
     @Test("reloading stamps the current CLOCK_MONOTONIC time")
     func reloadingUsesMonotonicClock() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let socket = try NotifySocket(directory: directory.path)
         let notifier = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.name]))

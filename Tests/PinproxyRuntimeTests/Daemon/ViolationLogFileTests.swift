@@ -17,7 +17,7 @@ struct ViolationLogFileTests {
 
     @Test("every line is on disk, in order, once whenDurable(true) has been called for it")
     func linesInOrder() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("violations.jsonl")
         let log = CapturedLog()
@@ -37,7 +37,7 @@ struct ViolationLogFileTests {
 
     @Test("a new file is created with mode 0640 (less what the umask removes)")
     func createsWithMode() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("new.jsonl")
         let previous = umask(0o022)
@@ -54,7 +54,7 @@ struct ViolationLogFileTests {
                       ("whole", "{\"a\":1}\n", "{\"a\":1}\n"),
                       ("empty", "", "")])
     func healsTornLine(name: String, existing: String, healed: String) throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("\(name).jsonl")
         try existing.write(toFile: path, atomically: false, encoding: .utf8)
@@ -84,7 +84,7 @@ struct ViolationLogFileTests {
 
     @Test("rotation while lines arrive loses no line and duplicates none", arguments: Rotation.allCases)
     func rotationWhileWriting(rotation: Rotation) throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("violations.jsonl")
         let rotated = directory.file("violations.jsonl.1")
@@ -124,7 +124,7 @@ struct ViolationLogFileTests {
 
     @Test("when the file cannot be created the line is reported false, kept, and written once it can be")
     func retriesUntilWritable() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let logDirectory = directory.file("logs")
         let path = logDirectory + "/violations.jsonl"
@@ -160,7 +160,7 @@ struct ViolationLogFileTests {
 
     @Test("close flushes queued lines and later appends are refused with false")
     func closeFlushes() throws {
-        let directory = try TemporaryDirectory()
+        let directory = try ScratchDirectory()
         defer { directory.remove() }
         let path = directory.file("violations.jsonl")
         let file = try ViolationLogFile(path: path, logger: CapturedLog().logger)

@@ -139,8 +139,6 @@ def serve_request(sock, reader, opts):
 
 def record(opts, summary):
     with LOCK:
-        if summary["handshake_ok"]:
-            STATS["handshakes"] += 1
         if not summary["handshake_ok"] or summary["requests"] == 0:
             STATS["app_bytes_received_by_rejected"] += summary["app_bytes"]
         if opts.events:
@@ -161,6 +159,8 @@ def handle(raw, context, opts):
         tls = context.wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
         tls.do_handshake()
         summary["handshake_ok"] = True
+        with LOCK:  # counted now, not at close: pooled connections stay open
+            STATS["handshakes"] += 1
         reader = Reader(tls)
         try:
             while True:

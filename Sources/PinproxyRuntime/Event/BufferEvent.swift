@@ -18,9 +18,12 @@ protocol BufferEventDelegate: AnyObject {
 final class BufferEvent {
     private(set) var raw: OpaquePointer?
     weak var delegate: BufferEventDelegate?
+    /// Keeps the loop (its event_base) alive as long as this object's event.
+    private let loop: EventLoop
 
-    private init(takingOwnership raw: OpaquePointer) {
+    private init(takingOwnership raw: OpaquePointer, loop: EventLoop) {
         self.raw = raw
+        self.loop = loop
         bufferevent_setcb(raw, BufferEvent.readTrampoline, BufferEvent.writeTrampoline, BufferEvent.eventTrampoline,
                           Unmanaged.passUnretained(self).toOpaque())
     }
@@ -30,7 +33,7 @@ final class BufferEvent {
     /// A bufferevent over an accepted or connected plain socket.
     static func socket(loop: EventLoop, descriptor: Int32) -> BufferEvent? {
         guard let raw = bufferevent_socket_new(loop.base, descriptor, EventFlags.bufferEventOptions) else { return nil }
-        return BufferEvent(takingOwnership: raw)
+        return BufferEvent(takingOwnership: raw, loop: loop)
     }
 
     /// A TLS client bufferevent over a connected socket; takes ownership of `ssl`
@@ -41,7 +44,7 @@ final class BufferEvent {
         // An upstream that closes without close_notify after a complete
         // response is common; framing tells us whether the body was whole.
         bufferevent_openssl_set_allow_dirty_shutdown(raw, 1)
-        return BufferEvent(takingOwnership: raw)
+        return BufferEvent(takingOwnership: raw, loop: loop)
     }
 
     /// Frees the bufferevent (and its socket, and its SSL). Idempotent.

@@ -8,6 +8,8 @@ import Foundation
 /// resolver at a loopback DNS server they run, so no query leaves the machine.
 final class DNSResolver {
     private let dnsBase: OpaquePointer
+    /// Keeps the loop (its event_base) alive as long as this object's event.
+    private let loop: EventLoop
 
     init(loop: EventLoop, resolvConf: String?) throws {
         // DISABLE_WHEN_INACTIVE: an idle resolver must not keep the loop alive.
@@ -15,6 +17,7 @@ final class DNSResolver {
             throw RuntimeError.system("evdns_base_new", errno)
         }
         self.dnsBase = dnsBase
+        self.loop = loop
         // No DNS_OPTION_SEARCH: an upstream name is looked up as written, never with search suffixes.
         // A missing resolv.conf still leaves /etc/hosts and libevent's default
         // (127.0.0.1) in place; a lookup then fails with dns_error, which is the truth.

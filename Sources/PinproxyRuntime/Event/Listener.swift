@@ -9,6 +9,8 @@ import Foundation
 /// instead of spinning on a readable socket it cannot drain.
 final class Listener {
     private var listener: OpaquePointer?
+    /// Keeps the loop (its event_base) alive as long as this object's event.
+    private let loop: EventLoop
     private let onAccept: (Int32, SocketAddress) -> Void
     private let onError: (Int32) -> Void
     private var resumeTimer: Timer?
@@ -19,6 +21,7 @@ final class Listener {
     init(loop: EventLoop, address: SocketAddress, inheritedDescriptor: Int32? = nil,
          onAccept: @escaping (Int32, SocketAddress) -> Void, onError: @escaping (Int32) -> Void) throws {
         self.onAccept = onAccept
+        self.loop = loop
         self.onError = onError
         let fd = try inheritedDescriptor ?? Listener.bind(address)
         var bound = sockaddr_storage()

@@ -6,9 +6,12 @@ import Foundation
 final class SignalSource {
     private var event: OpaquePointer?
     private let action: () -> Void
+    /// Keeps the loop (its event_base) alive as long as this object's event.
+    private let loop: EventLoop
 
     init(loop: EventLoop, signal: Int32, action: @escaping () -> Void) {
         self.action = action
+        self.loop = loop
         // Context: unretained self; the event is freed in deinit.
         event = event_new(loop.base, signal, Int16(EV_SIGNAL | EV_PERSIST), SignalSource.trampoline,
                           Unmanaged.passUnretained(self).toOpaque())

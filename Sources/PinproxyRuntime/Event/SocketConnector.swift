@@ -13,6 +13,8 @@ final class SocketConnector {
     }
 
     private var event: OpaquePointer?
+    /// Keeps the loop (its event_base) alive as long as this object's event.
+    private let loop: EventLoop
     private var descriptor: Int32 = -1
     private var completion: ((Result<Int32, Failure>) -> Void)?
 
@@ -20,6 +22,7 @@ final class SocketConnector {
     init(loop: EventLoop, address: SocketAddress, timeout: Duration,
          completion: @escaping (Result<Int32, Failure>) -> Void) {
         self.completion = completion
+        self.loop = loop
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var errorCode: Int32 = 0
         if fd < 0 {

@@ -5,9 +5,12 @@ import Foundation
 final class Timer {
     private var event: OpaquePointer?
     private let action: () -> Void
+    /// Keeps the loop (its event_base) alive as long as this object's event.
+    private let loop: EventLoop
 
     init(loop: EventLoop, action: @escaping () -> Void) {
         self.action = action
+        self.loop = loop
         // Context: unretained self; the event is freed in deinit, so the callback
         // can never run after self is gone.
         event = shim_evtimer_new(loop.base, Timer.trampoline, Unmanaged.passUnretained(self).toOpaque())

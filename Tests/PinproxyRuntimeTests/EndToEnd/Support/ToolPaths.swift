@@ -1,0 +1,43 @@
+import Foundation
+
+/// Where the repository's test tools are, found from this file's location so
+/// the tests run the same from any working directory.
+enum ToolPaths {
+    static let repositoryRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<5 { url.deleteLastPathComponent() }   // Support → EndToEnd → PinproxyRuntimeTests → Tests → root
+        return url.path
+    }()
+    static var upstreamScript: String { repositoryRoot + "/Tests/Tools/upstream.py" }
+    static var dnsScript: String { repositoryRoot + "/Tests/Tools/dns.py" }
+
+    /// A port that was free a moment ago on 127.0.0.1.
+    static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                _ = bind(fd, pointer, length)
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Waits up to `timeout` for `file` to hold a non-empty first line.
+    static func waitForFile(_ file: String, timeout: TimeInterval = 10) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: file, encoding: .utf8),
+               let line = text.split(separator: "\n").first, !line.isEmpty {
+                return String(line)
+            }
+            usleep(20_000)
+        }
+        return nil
+    }
+}

@@ -9,7 +9,7 @@ BUILD_PACKAGES := libevent-dev libssl-dev pkg-config
 TEST_PACKAGES := curl openssl python3
 ARGS ?=
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps build release run test bench fuzz soak clean
 
 all: build
 
@@ -39,6 +39,18 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Benchmarks against haproxy, nginx and stunnel on loopback (bounded; not part of `make test`).
+bench: release
+	bench/run.sh
+
+# libFuzzer harnesses over the parsers (bounded; not part of `make test`).
+fuzz: deps
+	Fuzz/run.sh
+
+# Mixed load for up to 10 minutes, sampling RSS and descriptors (not part of `make test`).
+soak: release
+	bench/soak.sh
 
 clean:
 	rm -rf .build

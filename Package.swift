@@ -8,6 +8,8 @@ let package = Package(
     name: "pinproxy",
     products: [
         .executable(name: "pinproxy", targets: ["pinproxy"]),
+        // For the fuzz harnesses in Fuzz/, a separate package built with sanitizers.
+        .library(name: "PinproxyCore", targets: ["PinproxyCore"]),
     ],
     targets: [
         .systemLibrary(

@@ -45,11 +45,6 @@ struct DaemonSocketCensus: Equatable, CustomStringConvertible {
         return census
     }
 
-    /// The number of entries in `/proc/self/fd` (for a report, not an assertion).
-    static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-    }
-
     private static func socketInodes() -> Set<String> {
         var inodes = Set<String>()
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

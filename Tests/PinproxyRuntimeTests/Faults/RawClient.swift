@@ -1,0 +1,83 @@
+import Foundation
+
+/// A client socket the test drives byte by byte, for the misbehaviours curl
+/// cannot produce: slow heads, half-close, vanishing mid-transfer, idle holds.
+final class RawClient {
+    /// How a read ended.
+    enum Ending: Equatable { case closed, reset, timedOut }
+
+    private(set) var descriptor: Int32
+
+    init(port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            throw TestFailure("connect to 127.0.0.1:\(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { close() }
+
+    /// Sends everything; false once the peer is gone (no SIGPIPE).
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// Half-close: the request is complete, the answer is still wanted.
+    func shutdownWrite() { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+
+    /// True when a read would not block within `timeout` (data, EOF or error).
+    func isReadable(within timeout: TimeInterval) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, Int32(timeout * 1000)) > 0
+    }
+
+    /// Reads until the server closes, resets, `limit` bytes arrived, or `timeout` passes.
+    func read(upTo limit: Int = .max, timeout: TimeInterval = 10) -> (data: Data, ending: Ending) {
+        let deadline = Date().addingTimeInterval(timeout)
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while received.count < limit {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, isReadable(within: left) else { return (received, .timedOut) }
+            let count = recv(descriptor, &buffer, min(buffer.count, limit - received.count), 0)
+            if count == 0 { return (received, .closed) }
+            if count < 0 { return (received, errno == ECONNRESET ? .reset : .closed) }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return (received, .timedOut)
+    }
+
+    func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    /// Closes with SO_LINGER 0: the peer sees a reset, as from a crashed client.
+    func reset() {
+        guard descriptor >= 0 else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+}

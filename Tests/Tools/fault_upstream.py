@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""A hostile TLS upstream for pinproxy's fault-injection tests (Python 3 stdlib only).
+
+Binds 127.0.0.1 on an ephemeral port, writes the port to --ready-file, and
+treats every connection according to --mode, one thread per connection:
+
+  reset-handshake   read the ClientHello, then reset the TCP connection
+                    (SO_LINGER 0 + close): no ServerHello is ever sent
+  stall-response    complete the TLS handshake, read the request head,
+                    never answer
+  endless-head      complete the handshake, read the request head, then send
+                    a status line and 1 MiB of one header line without CRLF
+  garbage-records   complete the handshake, read the request head, then write
+                    bytes that are not TLS records on the raw socket, under TLS
+  early-answer      complete the handshake, read the request head only, answer
+                    413 with Connection: close before any body byte is read,
+                    then drain (lingering close, as nginx does) and close
+  cl-and-te         complete the handshake, read the request head, answer with
+                    both Content-Length and Transfer-Encoding: chunked
+
+Each connection's summary goes to --events as one JSON line
+({"mode", "handshake_ok", "head_bytes", "drained", "error"}).
+"""
+import argparse, json, os, signal, socket, ssl, struct, sys, threading
+
+LOCK = threading.Lock()
+HOLD_SECONDS = 30  # how long a stalling mode keeps a connection before giving up
+
+
+def read_head(tls):
+    """Reads until the end of a request head; returns its length in bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = tls.recv(65536)
+        if not piece:
+            raise EOFError("peer closed before the end of the request head")
+        data += piece
+    return len(data)
+
+
+def hold(sock):
+    """Keeps the connection open, discarding input, until the peer closes."""
+    sock.settimeout(HOLD_SECONDS)
+    try:
+        while sock.recv(65536):
+            pass
+    except (OSError, ssl.SSLError):
+        pass
+
+
+def reset_handshake(raw, summary):
+    raw.settimeout(10)
+    summary["head_bytes"] = len(raw.recv(65536))  # the ClientHello
+    # SO_LINGER with a zero timeout turns close() into an RST.
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def serve_tls(raw, context, opts, summary):
+    raw.settimeout(10)
+    tls = context.wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
+    tls.do_handshake()
+    summary["handshake_ok"] = True
+    summary["head_bytes"] = read_head(tls)
+    mode = opts.mode
+    if mode == "stall-response":
+        hold(tls)
+    elif mode == "endless-head":
+        tls.sendall(b"HTTP/1.1 200 OK\r\nX-Filler: ")
+        filler = b"a" * 65536
+        try:
+            for _ in range(16):  # 1 MiB, never a CRLF
+                tls.sendall(filler)
+        except (OSError, ssl.SSLError) as error:
+            summary["error"] = "stopped sending: %s" % type(error).__name__
+        hold(tls)
+    elif mode == "garbage-records":
+        # Written on the descriptor, beneath the TLS layer: record type 0x48
+        # ('H') is no TLS content type, so the client's record layer fails.
+        os.write(tls.fileno(), b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + bytes(range(256)))
+        hold(tls)
+    elif mode == "early-answer":
+        body = b"request body not wanted\n"
+        tls.sendall(b"HTTP/1.1 413 Content Too Large\r\nContent-Type: text/plain\r\n"
+                    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+        # Lingering close: discard what the client still sends so that close()
+        # does not reset the connection before the answer is read.
+        tls.settimeout(5)
+        drained = 0
+        try:
+            while True:
+                piece = tls.recv(65536)
+                if not piece:
+                    break
+                drained += len(piece)
+        except (OSError, ssl.SSLError):
+            pass
+        summary["drained"] = drained
+    elif mode == "cl-and-te":
+        tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"5\r\nhello\r\n0\r\n\r\n")
+        hold(tls)
+    tls.close()
+
+
+def handle(raw, context, opts):
+    summary = {"mode": opts.mode, "handshake_ok": False, "head_bytes": 0, "drained": 0, "error": None}
+    try:
+        if opts.mode == "reset-handshake":
+            reset_handshake(raw, summary)
+        else:
+            serve_tls(raw, context, opts, summary)
+    except (OSError, ValueError, EOFError, ssl.SSLError) as error:
+        summary["error"] = "%s: %s" % (type(error).__name__, error)
+    finally:
+        raw.close()
+        with LOCK:
+            if opts.events:
+                with open(opts.events, "a") as events:
+                    events.write(json.dumps(summary) + "\n")
+
+
+MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "early-answer", "cl-and-te"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cert", required=True, help="leaf then intermediates, PEM")
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--mode", required=True, choices=MODES)
+    parser.add_argument("--ready-file", required=True)
+    parser.add_argument("--events")
+    opts = parser.parse_args()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(opts.cert, opts.key)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # Written atomically so a polling test never reads a half-written port.
+    partial = opts.ready_file + ".tmp"
+    with open(partial, "w") as ready:
+        ready.write("%d\n" % listener.getsockname()[1])
+    os.replace(partial, opts.ready_file)
+    try:
+        while True:
+            raw, _ = listener.accept()
+            threading.Thread(target=handle, args=(raw, context, opts), daemon=True).start()
+    except (SystemExit, KeyboardInterrupt):
+        pass
+    finally:
+        listener.close()
+
+
+if __name__ == "__main__":
+    main()

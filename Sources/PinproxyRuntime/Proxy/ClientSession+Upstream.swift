@@ -86,7 +86,8 @@ extension ClientSession {
                     }
                     continue
                 }
-                let keepAlive = exchange.clientKeepAlive && head.bodyFraming != .untilClose
+                // An early final response (413 …) ends the connection: say so (RFC 9112 §9.6).
+                let keepAlive = exchange.clientKeepAlive && head.bodyFraming != .untilClose && exchange.requestComplete
                     && !(clientHTTPVersion == .http10 && head.bodyFraming == .chunked)
                 exchange.clientKeepAlive = keepAlive
                 exchange.responseHead = head
@@ -164,7 +165,12 @@ extension ClientSession {
             connect(exchange)
             return
         }
-        if events.contains(.timeout) {
+        let tlsError = OpenSSLErrorText.describe(upstream.bufferEvent.openSSLError)
+        if events.contains(.error), !tlsError.isEmpty {
+            loopWorker.logger.log(.warning, "tls", "\(upstream.peer): \(tlsError)")
+            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "tls_protocol_error",
+                                             message: "The TLS connection to the upstream failed."))
+        } else if events.contains(.timeout) {
             respond(with: ProxyErrorResponse(status: 504, proxyStatusError: "http_response_timeout",
                                              message: "The upstream did not answer in time."))
         } else {

@@ -205,7 +205,10 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
                 // Half-close: requests already buffered are still answered.
                 if client.inputLength == 0 { close() } else { readRequestHead() }
             case .exchanging:
-                if let exchange, !exchange.requestComplete { close() }
+                // The rest of the body may already be buffered (half-close after
+                // a complete upload): pumping decides. Before the upstream is
+                // attached, `attach` pumps and closes if the body stays short.
+                if let exchange, !exchange.requestComplete, exchange.upstream != nil { pumpRequestBody() }
             case .closing, .closed:
                 close()
             }

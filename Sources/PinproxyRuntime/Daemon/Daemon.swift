@@ -221,7 +221,8 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func statusLine() -> String {
-        "generation \(generation), \(shared.openConnections.load(ordering: .relaxed)) connections"
+        "generation \(generation), \(shared.openConnections.load(ordering: .relaxed)) connections, "
+            + "\(shared.violations.recordedCount.load(ordering: .relaxed)) violations"
     }
 
     private static func inheritedDescriptors(_ environment: [String: String], logger: Logger) -> [String: Int32] {

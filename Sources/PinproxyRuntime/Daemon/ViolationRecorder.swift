@@ -12,6 +12,8 @@ final class ViolationRecorder: @unchecked Sendable {
     private let gate: Mutex<ViolationFloodGate>
     /// The first event of each flood key, to describe its summary line.
     private let representatives = Mutex<[String: ViolationEvent]>([:])
+    /// Events recorded since start (written or counted), for `STATUS=`.
+    let recordedCount = Atomic<Int>(0)
 
     init(file: ViolationLogFile?, sink: ViolationSink? = nil, burst: Int) {
         self.file = file
@@ -26,6 +28,7 @@ final class ViolationRecorder: @unchecked Sendable {
         let continuation = LoopBound(then)
         let key = Self.floodKey(event)
         let admission = gate.withLock { $0.admit(key: key, at: event.time) }
+        recordedCount.add(1, ordering: .relaxed)
         sink?.record(event)
         guard admission == .write, let file else {
             loop.execute { continuation.value() }

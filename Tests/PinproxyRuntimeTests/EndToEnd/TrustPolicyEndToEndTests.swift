@@ -255,4 +255,78 @@ struct TrustPolicyEndToEndTests {
         #expect(result.body == Data([0, 1]))
         E2EVerdict.expectNoEvent(proxy: scenario.proxy)
     }
+
+    @Test("a pinned certificate the MITM merely appends to its served chain does not match: pin_mismatch")
+    func appendedPinnedCertificateIgnored() throws {
+        let real = try TestPKI.chain(rootName: "Real Root CA")
+        let attacker = try TestPKI.chain(rootName: "Attacker Root CA")
+        let scenario = try E2EScenario(
+            directory: directory.path, serving: attacker.served + [real.intermediate.certificate], key: attacker.leaf.key,
+            trusting: [real.root.certificate, attacker.root.certificate],
+            config: Self.pinnedHost([E2EScenario.pin(real.intermediate.certificate), E2EScenario.backupPin()]))
+        let result = try scenario.get("/bytes/1")
+        E2EVerdict.expectBlocked(result, reason: .pinMismatch, rule: "api.example.com", policy: .pinPublicKeys,
+                                 proxy: scenario.proxy)
+        #expect(scenario.proxy.sink.events.first?.servedChain.count == 3)
+        E2EVerdict.expectNothingRelayed(scenario.upstream.waitForConnections(1))
+    }
+
+    @Test("validate_chain false still needs the pin on the leaf's signing path: an appended pinned leaf is pin_mismatch")
+    func unvalidatedChainNeedsSigningPath() throws {
+        let real = try TestPKI.chain()
+        let impostor = try TestPKI.selfSigned(name: "api.example.com", isCA: false, names: TestPKI.defaultNames)
+        let scenario = try E2EScenario(
+            directory: directory.path, serving: [impostor.certificate, real.leaf.certificate], key: impostor.key,
+            trusting: [real.root.certificate],
+            config: Self.pinnedHost([E2EScenario.pin(real.leaf.certificate), E2EScenario.backupPin()],
+                                    extra: #", "validate_chain": false"#))
+        let result = try scenario.get("/bytes/1")
+        E2EVerdict.expectBlocked(result, reason: .pinMismatch, rule: "api.example.com", policy: .pinPublicKeys,
+                                 proxy: scenario.proxy)
+        E2EVerdict.expectNothingRelayed(scenario.upstream.waitForConnections(1))
+    }
+
+    @Test("validate_chain false accepts an expired leaf from an untrusted root when its issuer is pinned")
+    func unvalidatedExpiredButPinned() throws {
+        let chain = try TestPKI.chain(validity: .expired, rootName: "Unknown Root CA")
+        let unrelatedRoot = try TestPKI.chain(rootName: "Trusted Root CA").root.certificate
+        let scenario = try E2EScenario(
+            directory: directory.path, chain: chain, trusting: [unrelatedRoot],
+            config: Self.pinnedHost([E2EScenario.pin(chain.intermediate.certificate), E2EScenario.backupPin()],
+                                    extra: #", "validate_chain": false"#))
+        let result = try scenario.get("/bytes/4")
+        #expect(result.status == 200)
+        #expect(result.body == Data([0, 1, 2, 3]))
+        E2EVerdict.expectNoEvent(proxy: scenario.proxy)
+    }
+
+    @Test("*.example.com matches exactly one more label: a.b.example.com falls to the default policy and is relayed")
+    func wildcardIsOneLabel() throws {
+        let chain = try TestPKI.chain(names: ["DNS:api.example.com", "DNS:a.b.example.com"])
+        let scenario = try E2EScenario(directory: directory.path, chain: chain,
+                                       config: Self.pinnedHost([E2EScenario.backupPin(), E2EScenario.backupPin()],
+                                                               key: "*.example.com"),
+                                       resolving: ["api.example.com", "a.b.example.com"])
+        let deeper = try scenario.get("/bytes/3", host: "a.b.example.com")
+        #expect(deeper.status == 200)
+        #expect(deeper.body == Data([0, 1, 2]))
+        E2EVerdict.expectNoEvent(proxy: scenario.proxy)
+        let matched = try scenario.get("/bytes/3")
+        E2EVerdict.expectBlocked(matched, reason: .pinMismatch, rule: "*.example.com", policy: .pinPublicKeys,
+                                 proxy: scenario.proxy)
+    }
+
+    @Test("a block through the gateway listener names that listener and the client in the event")
+    func gatewayBlock() throws {
+        let (_, scenario) = try mitm(enforce: true)
+        let result = try Curl.run(["\(scenario.proxy.gatewayBase)/bytes/1"], timeout: 15)
+        E2EVerdict.expectBlocked(result, reason: .pinMismatch, rule: "api.example.com", policy: .pinPublicKeys,
+                                 proxy: scenario.proxy)
+        let event = try #require(scenario.proxy.sink.events.first)
+        #expect(event.listener == "127.0.0.1:\(scenario.proxy.gatewayPort)")
+        #expect(event.clientAddress.hasPrefix("127.0.0.1:"))
+        #expect(event.peerAddress == "127.0.0.1:\(scenario.upstream.port)")
+        #expect(event.configGeneration == 1)
+        E2EVerdict.expectNothingRelayed(scenario.upstream.waitForConnections(1))
+    }
 }

@@ -329,4 +329,81 @@ struct TrustPolicyEndToEndTests {
         #expect(event.configGeneration == 1)
         E2EVerdict.expectNothingRelayed(scenario.upstream.waitForConnections(1))
     }
+
+    /// The pin spellings SPEC §2.1 accepts, applied to one base64 value.
+    enum PinSpelling: String, CaseIterable, Sendable {
+        case okhttp, curl, hpkp
+
+        func spell(_ pin: String) -> String {
+            let base64 = String(pin.dropFirst("sha256/".count))
+            switch self {
+            case .okhttp: return pin
+            case .curl: return "sha256//" + base64
+            // Inside a JSON string: pin-sha256="<base64>".
+            case .hpkp: return #"pin-sha256=\"\#(base64)\""#
+            }
+        }
+    }
+
+    @Test("every accepted pin spelling enforces the same pin: the right key is relayed, a wrong one blocked",
+          arguments: PinSpelling.allCases)
+    func pinSpellings(spelling: PinSpelling) throws {
+        let chain = try TestPKI.chain()
+        let other = try TestPKI.chain()
+        for (pinned, relayed) in [(chain.intermediate.certificate, true), (other.intermediate.certificate, false)] {
+            let scenario = try E2EScenario(directory: directory.path, chain: chain, config: Self.pinnedHost(
+                [spelling.spell(E2EScenario.pin(pinned)), E2EScenario.backupPin()]))
+            let result = try scenario.get("/bytes/2")
+            if relayed {
+                #expect(result.status == 200)
+                E2EVerdict.expectNoEvent(proxy: scenario.proxy)
+            } else {
+                E2EVerdict.expectBlocked(result, reason: .pinMismatch, rule: "api.example.com",
+                                         policy: .pinPublicKeys, proxy: scenario.proxy)
+            }
+        }
+    }
+
+    @Test("public_keys with the root's certificate file pins its key")
+    func publicKeyFile() throws {
+        let chain = try TestPKI.chain()
+        let file = try E2EScenario.pemFile([chain.root.certificate], in: directory.path)
+        let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+            #""hosts": { "api.example.com": { "policy": "pin-public-keys", "public_keys": ["\#(file)"] } },"#)
+        let result = try scenario.get("/bytes/2")
+        #expect(result.status == 200)
+        #expect(result.body == Data([0, 1]))
+        E2EVerdict.expectNoEvent(proxy: scenario.proxy)
+    }
+
+    @Test("a parent-domain rule reaches api.example.com with include_subdomains or as **.; without either it does not",
+          arguments: [(#""example.com": { "include_subdomains": true, "#, "example.com", true),
+                      (#""**.example.com": { "#, "**.example.com", true),
+                      (#""example.com": { "#, "", false)])
+    func parentDomainRules(opening: String, rule: String, applies: Bool) throws {
+        let chain = try TestPKI.chain()
+        let pins = "\"\(E2EScenario.backupPin())\", \"\(E2EScenario.backupPin())\""
+        let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+            #""hosts": { \#(opening)"policy": "pin-public-keys", "pins": [\#(pins)] } },"#)
+        let result = try scenario.get("/bytes/2")
+        if applies {
+            E2EVerdict.expectBlocked(result, reason: .pinMismatch, rule: rule, policy: .pinPublicKeys,
+                                     proxy: scenario.proxy)
+        } else {
+            #expect(result.status == 200)
+            E2EVerdict.expectNoEvent(proxy: scenario.proxy)
+        }
+    }
+
+    @Test("min_tls_version 1.3 is met by a server that speaks TLS 1.3")
+    func tls13FloorMet() throws {
+        let chain = try TestPKI.chain()
+        let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+            #""hosts": { "api.example.com": { "policy": "default", "min_tls_version": "1.3" } },"#,
+            upstreamArguments: ["--min-tls", "1.3"])
+        let result = try scenario.get("/bytes/2")
+        #expect(result.status == 200)
+        #expect(result.body == Data([0, 1]))
+        E2EVerdict.expectNoEvent(proxy: scenario.proxy)
+    }
 }

@@ -11,7 +11,21 @@ final class DNSResolver {
     /// Keeps the loop (its event_base) alive as long as this object's event.
     private let loop: EventLoop
 
+    /// libevent's resolver prints its own diagnostics to stderr; route them
+    /// through the logger (at debug: a failed lookup is reported per request).
+    private static let logRouting: Void = {
+        evdns_set_log_fn { _, message in
+            guard let message else { return }
+            Logger.shared.log(.debug, "dns", String(cString: message))
+        }
+        event_set_log_callback { severity, message in
+            guard let message else { return }
+            Logger.shared.log(severity >= EVENT_LOG_WARN ? .warning : .debug, "libevent", String(cString: message))
+        }
+    }()
+
     init(loop: EventLoop, resolvConf: String?) throws {
+        _ = DNSResolver.logRouting
         // DISABLE_WHEN_INACTIVE: an idle resolver must not keep the loop alive.
         guard let dnsBase = evdns_base_new(loop.base, Int32(EVDNS_BASE_DISABLE_WHEN_INACTIVE)) else {
             throw RuntimeError.system("evdns_base_new", errno)

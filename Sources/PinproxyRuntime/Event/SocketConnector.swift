@@ -29,8 +29,7 @@ final class SocketConnector {
             errorCode = errno
         } else {
             descriptor = fd
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            SocketOptions.disableNagle(fd)
             let result = address.withSockaddr { connect(fd, $0, $1) }
             if result != 0 && errno != EINPROGRESS { errorCode = errno }
         }

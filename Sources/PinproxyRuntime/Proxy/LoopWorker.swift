@@ -82,8 +82,7 @@ final class LoopWorker {
             close(fd)
             return
         }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        SocketOptions.disableNagle(fd)
         guard let client = BufferEvent.socket(loop: loop, descriptor: fd) else {
             shared.openConnections.subtract(1, ordering: .relaxed)
             close(fd)

@@ -1,0 +1,76 @@
+import Foundation
+
+/// One pinproxy service as systemd would run it: a config file in a temp dir
+/// with a forward listener on a free loopback port and the violation log next
+/// to it, a notify socket, and the real binary started with `--config`.
+final class ServiceUnderTest {
+    let directory: TemporaryDirectory
+    let port: UInt16
+    let configPath: String
+    let notifications: NotifyListener
+    private(set) var process: ServiceProcess?
+
+    /// `body` is the JSON5 configuration without `listeners` and `violation_log`.
+    init(body: String) throws {
+        directory = try TemporaryDirectory()
+        port = ToolPaths.freePort()
+        configPath = directory.path + "/pinproxy.json"
+        notifications = try NotifyListener(directory: directory.path)
+        try writeConfiguration(body: body)
+    }
+
+    var proxy: String { "http://127.0.0.1:\(port)" }
+    var violationLogPath: String { directory.path + "/violations.jsonl" }
+
+    /// Replaces the config file (what an operator does before `systemctl reload`).
+    func writeConfiguration(body: String) throws {
+        let text = """
+        {
+          "listeners": [ { "listen": "127.0.0.1:\(port)", "mode": "forward" } ],
+          "violation_log": "\(violationLogPath)",
+          \(body)
+        }
+        """
+        // Written in place, not renamed: the daemon re-reads the path on SIGHUP.
+        try Data(text.utf8).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    /// Starts `pinproxy run --config …` with `$NOTIFY_SOCKET` and waits for
+    /// `READY=1`; returns the datagrams up to and including it.
+    @discardableResult
+    func start(environment: [String: String] = [:], readyTimeout: TimeInterval = 20) throws -> [String] {
+        let process = try ServiceProcess(arguments: ["run", "--config", configPath],
+                                         environment: environment.merging(["NOTIFY_SOCKET": notifications.path]) { $1 },
+                                         directory: directory.path)
+        self.process = process
+        return try waitForReady(timeout: readyTimeout)
+    }
+
+    /// Starts pinproxy through `launcher` (an executable and its arguments that
+    /// end by exec'ing the binary) and waits for `READY=1`.
+    @discardableResult
+    func start(launcher: String, arguments: [String], environment: [String: String] = [:],
+               readyTimeout: TimeInterval = 20) throws -> [String] {
+        let process = try ServiceProcess(executable: launcher, arguments: arguments,
+                                         environment: environment.merging(["NOTIFY_SOCKET": notifications.path]) { $1 },
+                                         directory: directory.path)
+        self.process = process
+        return try waitForReady(timeout: readyTimeout)
+    }
+
+    /// Receives until the next `READY=1`; throws with pinproxy's stderr when none comes.
+    @discardableResult
+    func waitForReady(timeout: TimeInterval = 20) throws -> [String] {
+        let datagrams = notifications.receive(until: { NotifyListener.states([$0]).contains("READY=1") }, timeout: timeout)
+        guard NotifyListener.states(datagrams).last == "READY=1" else {
+            throw TestFailure("no READY=1 within \(timeout) s (got \(datagrams)); stderr:\n\(process?.stderrText ?? "")")
+        }
+        return datagrams
+    }
+
+    /// The running process (the test failed to start one otherwise).
+    func running() throws -> ServiceProcess {
+        guard let process else { throw TestFailure("pinproxy was not started") }
+        return process
+    }
+}

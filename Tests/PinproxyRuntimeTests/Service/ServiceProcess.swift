@@ -15,7 +15,7 @@ final class ServiceProcess {
 
     /// `environment` is added to this process's environment, from which any
     /// systemd variables (a test runner under systemd has them) are removed first.
-    init(executable: String = ServiceProcess.binary, arguments: [String], environment: [String: String],
+    init(executable: String, arguments: [String], environment: [String: String],
          directory: String) throws {
         stderrPath = directory + "/stderr-\(UUID().uuidString).log"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)

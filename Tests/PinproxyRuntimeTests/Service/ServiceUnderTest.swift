@@ -35,27 +35,21 @@ final class ServiceUnderTest {
         try Data(text.utf8).write(to: URL(fileURLWithPath: configPath))
     }
 
-    /// Starts `pinproxy run --config …` with `$NOTIFY_SOCKET` and waits for
-    /// `READY=1`; returns the datagrams up to and including it.
+    /// Starts `pinproxy run --config …` through `launcher`, with `$NOTIFY_SOCKET`,
+    /// and waits for `READY=1`; returns the datagrams up to and including it.
     @discardableResult
-    func start(environment: [String: String] = [:], readyTimeout: TimeInterval = 20) throws -> [String] {
-        let process = try ServiceProcess(arguments: ["run", "--config", configPath],
-                                         environment: environment.merging(["NOTIFY_SOCKET": notifications.path]) { $1 },
-                                         directory: directory.path)
-        self.process = process
+    func start(environment: [String: String] = [:], launcher: ServiceLauncher = ServiceLauncher(),
+               readyTimeout: TimeInterval = 20) throws -> [String] {
+        try launch(environment: environment, launcher: launcher)
         return try waitForReady(timeout: readyTimeout)
     }
 
-    /// Starts pinproxy through `launcher` (an executable and its arguments that
-    /// end by exec'ing the binary) and waits for `READY=1`.
-    @discardableResult
-    func start(launcher: String, arguments: [String], environment: [String: String] = [:],
-               readyTimeout: TimeInterval = 20) throws -> [String] {
-        let process = try ServiceProcess(executable: launcher, arguments: arguments,
-                                         environment: environment.merging(["NOTIFY_SOCKET": notifications.path]) { $1 },
-                                         directory: directory.path)
-        self.process = process
-        return try waitForReady(timeout: readyTimeout)
+    /// Starts pinproxy without waiting for anything (for a start that must fail).
+    func launch(environment: [String: String] = [:], launcher: ServiceLauncher = ServiceLauncher()) throws {
+        let command = launcher.command(binary: ServiceProcess.binary, arguments: ["run", "--config", configPath])
+        process = try ServiceProcess(executable: command.executable, arguments: command.arguments,
+                                     environment: environment.merging(["NOTIFY_SOCKET": notifications.path]) { $1 },
+                                     directory: directory.path)
     }
 
     /// Receives until the next `READY=1`; throws with pinproxy's stderr when none comes.

@@ -52,14 +52,19 @@ final class ServiceUnderTest {
                                      directory: directory.path)
     }
 
-    /// Receives until the next `READY=1`; throws with pinproxy's stderr when none comes.
+    /// Receives until the next `READY=1`; throws with pinproxy's exit status and
+    /// stderr when none comes, early when the process has exited.
     @discardableResult
     func waitForReady(timeout: TimeInterval = 20) throws -> [String] {
-        let datagrams = notifications.receive(until: { NotifyListener.states([$0]).contains("READY=1") }, timeout: timeout)
-        guard NotifyListener.states(datagrams).last == "READY=1" else {
-            throw TestFailure("no READY=1 within \(timeout) s (got \(datagrams)); stderr:\n\(process?.stderrText ?? "")")
+        let deadline = Date().addingTimeInterval(timeout)
+        var datagrams: [String] = []
+        while Date() < deadline {
+            datagrams += notifications.receive(until: { NotifyListener.states([$0]).contains("READY=1") }, timeout: 0.2)
+            if NotifyListener.states(datagrams).last == "READY=1" { return datagrams }
+            if let process, !process.isRunning { break }
         }
-        return datagrams
+        let exit = process.flatMap { $0.isRunning ? nil : $0.waitForExit(timeout: 0) }.map { "exit \($0)" } ?? "running"
+        throw TestFailure("no READY=1 (\(exit), got \(datagrams)); stderr:\n\(process?.stderrText ?? "")")
     }
 
     /// The running process (the test failed to start one otherwise).

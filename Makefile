@@ -6,10 +6,11 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 # Debian packages the build and the tests need (checked with dpkg, installed when missing).
 BUILD_PACKAGES := libevent-dev libssl-dev pkg-config
-TEST_PACKAGES := curl openssl python3
+# systemd: systemd-analyze, for the unit checks (Tests/Tools/check-systemd-units.sh).
+TEST_PACKAGES := curl openssl python3 systemd
 ARGS ?=
 
-.PHONY: all deps build release run test bench fuzz soak clean
+.PHONY: all deps build release run test bench fuzz soak install uninstall clean
 
 all: build
 
@@ -51,6 +52,52 @@ fuzz: deps
 # Mixed load for up to 10 minutes, sampling RSS and descriptors (not part of `make test`).
 soak: release
 	bench/soak.sh
+
+# `make install` builds the release binary and installs it with the units, the
+# example config and the logrotate rule; DESTDIR stages into a package root.
+#   $(PREFIX)/bin/pinproxy                       0755
+#   $(PREFIX)/lib/systemd/system/pinproxy.{service,socket}
+#                                                0644, ExecStart= rewritten to $(PREFIX)/bin;
+#                                                systemd reads /usr/local/lib/systemd/system
+#                                                and /usr/lib/systemd/system, /etc/systemd/system
+#                                                stays the administrator's (overrides).
+#   $(PREFIX)/share/doc/pinproxy/README.md       0644, the units' Documentation=
+#   /etc/pinproxy/pinproxy.json                  0644, only when absent: never overwrites a config
+#   /etc/logrotate.d/pinproxy                    0644
+# BINARY installs a binary built elsewhere (a packaging build; the tests install
+# the debug build) and then skips the release build.
+RELEASE_BINARY := .build/release/pinproxy
+BINARY ?= $(RELEASE_BINARY)
+UNIT_DIR = $(PREFIX)/lib/systemd/system
+INSTALLED_FILES = $(DESTDIR)$(PREFIX)/bin/pinproxy \
+	$(DESTDIR)$(UNIT_DIR)/pinproxy.service $(DESTDIR)$(UNIT_DIR)/pinproxy.socket \
+	$(DESTDIR)$(PREFIX)/share/doc/pinproxy/README.md \
+	$(DESTDIR)/etc/logrotate.d/pinproxy
+
+install: $(if $(filter $(RELEASE_BINARY),$(BINARY)),release)
+	install -d -m 0755 $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNIT_DIR) $(DESTDIR)$(PREFIX)/share/doc/pinproxy \
+	  $(DESTDIR)/etc/pinproxy $(DESTDIR)/etc/logrotate.d
+	install -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/pinproxy
+	for unit in pinproxy.service pinproxy.socket; do \
+	  sed -e 's|/usr/local/bin/pinproxy|$(PREFIX)/bin/pinproxy|g' \
+	      -e 's|/usr/local/share/doc/pinproxy|$(PREFIX)/share/doc/pinproxy|g' systemd/$$unit > $(DESTDIR)$(UNIT_DIR)/$$unit && \
+	  chmod 0644 $(DESTDIR)$(UNIT_DIR)/$$unit || exit 1; \
+	done
+	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/pinproxy/README.md
+	install -m 0644 etc/logrotate.d/pinproxy $(DESTDIR)/etc/logrotate.d/pinproxy
+	@if [ -e $(DESTDIR)/etc/pinproxy/pinproxy.json ]; then \
+	  echo "make: keeping the existing $(DESTDIR)/etc/pinproxy/pinproxy.json (example: etc/pinproxy/pinproxy.json)"; \
+	else \
+	  echo "install -m 0644 etc/pinproxy/pinproxy.json $(DESTDIR)/etc/pinproxy/pinproxy.json"; \
+	  install -m 0644 etc/pinproxy/pinproxy.json $(DESTDIR)/etc/pinproxy/pinproxy.json; \
+	fi
+	@echo "make: installed. Then: systemctl daemon-reload && systemctl enable --now pinproxy.service"
+
+# Removes what `install` put there, except the configuration (like apt's remove, not purge).
+uninstall:
+	rm -f $(INSTALLED_FILES)
+	rmdir $(DESTDIR)$(PREFIX)/share/doc/pinproxy 2>/dev/null || true
+	@if [ -e $(DESTDIR)/etc/pinproxy/pinproxy.json ]; then echo "make: kept $(DESTDIR)/etc/pinproxy/pinproxy.json"; fi
 
 clean:
 	rm -rf .build

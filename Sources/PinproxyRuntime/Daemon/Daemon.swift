@@ -66,8 +66,11 @@ public final class Daemon: @unchecked Sendable {
             for index in 0..<max(1, configuration.threads) {
                 let worker = try LoopWorker(configuration: active, shared: shared,
                                             resolvConf: options.environment["PINPROXY_RESOLV_CONF"])
-                // An inherited descriptor is one socket: only the first loop adopts it.
-                try worker.bindListeners(inherited: index == 0 ? inherited : [:])
+                // An inherited socket has no SO_REUSEPORT, so the other loops
+                // cannot bind beside it: each adopts its own duplicate of the
+                // same kernel socket instead (the kernel spreads accepts).
+                let adopted = index == 0 ? inherited : inherited.mapValues { fcntl($0, F_DUPFD_CLOEXEC, 3) }
+                try worker.bindListeners(inherited: adopted)
                 built.append(worker)
             }
         } catch {
@@ -136,6 +139,12 @@ public final class Daemon: @unchecked Sendable {
     public var configurationGeneration: Int { workers[0].configuration.generation }
 
     private func installSignals(on loop: EventLoop) {
+        // A parent (a script, a supervisor) may have left these blocked;
+        // blocked, they would never reach libevent's handler.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for signal in [SIGHUP, SIGTERM, SIGINT, SIGUSR1] { sigaddset(&unblock, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         signalSources = [
             SignalSource(loop: loop, signal: SIGHUP) { [unowned self] in self.reload() },
             SignalSource(loop: loop, signal: SIGTERM) { [unowned self] in self.beginShutdown() },

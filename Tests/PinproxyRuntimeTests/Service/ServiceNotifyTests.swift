@@ -14,7 +14,7 @@ struct ServiceNotifyTests {
         var datagrams = try service.start()
         let process = try service.running()
         #expect(NotifyListener.states(datagrams) == ["READY=1"])
-        #expect(NotifyListener.field("STATUS", in: datagrams.last ?? "") == "generation 1, 0 connections")
+        #expect(NotifyListener.field("STATUS", in: datagrams.last ?? "") == "generation 1, 0 connections, 0 violations")
 
         // READY=1 means the listener accepts: the deny-all config answers 403 itself.
         let denied = try Curl.run(["-x", service.proxy, "http://blocked.example/"])
@@ -30,7 +30,7 @@ struct ServiceNotifyTests {
         let stamp = try #require(NotifyListener.field("MONOTONIC_USEC", in: reloading).flatMap { UInt64($0) })
         // systemd orders the reload by CLOCK_MONOTONIC, which is system-wide.
         #expect(stamp >= beforeReload && stamp <= afterReload)
-        #expect(NotifyListener.field("STATUS", in: reload.last ?? "") == "generation 2, 0 connections")
+        #expect(NotifyListener.field("STATUS", in: reload.last ?? "") == "generation 2, 0 connections, 0 violations")
 
         process.send(SIGTERM)
         let exitCode = process.waitForExit(timeout: 20)

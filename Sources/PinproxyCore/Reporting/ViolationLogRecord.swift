@@ -45,7 +45,9 @@ public struct ViolationLogRecord: Sendable, Hashable {
         let fields: Fields
         do {
             fields = try JSONDecoder().decode(Fields.self, from: Data(line.utf8))
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
+        } catch DecodingError.typeMismatch(_, let context) where !context.codingPath.isEmpty {
+            throw Malformed(problem: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
+        } catch DecodingError.valueNotFound(_, let context) where !context.codingPath.isEmpty {
             throw Malformed(problem: "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type")
         } catch {
             throw Malformed(problem: "not a JSON object")

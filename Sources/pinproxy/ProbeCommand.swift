@@ -20,13 +20,14 @@ enum ProbeCommand {
         var lines = ["probe \(target.endpoint)"]
         lines.append("  rule:     \(report.rule ?? "-")")
         if let policy = report.policy {
-            var traits = [policy.enforce ? "enforce" : "report-only"]
-            if policy.kind != .disable {
-                traits.append("validate_chain \(policy.validateChain)")
-                traits.append("validate_host \(policy.validateHost)")
+            if policy.kind == .disable {
+                lines.append("  policy:   disable (no evaluation at all)")
+            } else {
+                var traits = [policy.enforce ? "enforce" : "report-only",
+                              "validate_chain \(policy.validateChain)", "validate_host \(policy.validateHost)"]
+                if let expires = policy.expires { traits.append("pins expire \(expires)") }
+                lines.append("  policy:   \(policy.kind.rawValue) (\(traits.joined(separator: ", ")))")
             }
-            if let expires = policy.expires { traits.append("pins expire \(expires)") }
-            lines.append("  policy:   \(policy.kind.rawValue) (\(traits.joined(separator: ", ")))")
         }
         if !report.knownPins.isEmpty { lines.append("  pins:     \(report.knownPins.joined(separator: ", "))") }
         if let peer = report.peerAddress { lines.append("  peer:     \(peer)") }

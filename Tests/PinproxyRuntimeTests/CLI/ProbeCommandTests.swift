@@ -70,4 +70,21 @@ import Testing
         #expect(result.status == 3)
         #expect(result.outputLines.contains("  detail:   connection refused: 127.0.0.1:\(port): Connection refused"))
     }
+
+    @Test("a host denied by default_policy is REJECTED (exit 1) without connecting")
+    func denied() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write("""
+            { "listeners": [{ "listen": "127.0.0.1:18080", "mode": "forward" }],
+              "violation_log": "\(directory.path)/violations.jsonl", "default_policy": "deny" }
+            """, to: "deny.json")
+        let result = try PinproxyBinary.run(["probe", "elsewhere.example.com", "--config", file])
+        #expect(result.status == 1)
+        #expect(result.outputLines == [
+            "probe elsewhere.example.com:443",
+            "  rule:     default_policy",
+            "  verdict:  REJECTED (denied by default_policy)",
+            "  detail:   no hosts key matches elsewhere.example.com and default_policy is \"deny\"",
+        ])
+    }
 }

@@ -136,6 +136,15 @@ public enum PolicyProbe {
         return report
     }
 
+    /// Builds the configuration the way the daemon does at start: the trust
+    /// store and every pin, certificate, anchor and client key file is read
+    /// and parsed by OpenSSL, every `SSL_CTX` is made. `pinproxy check` calls
+    /// it so an unreadable or garbage PEM is found before a start or reload.
+    /// The error names each failing rule as a JSON path, and its file.
+    public static func loadPolicyFiles(of configuration: Configuration) throws {
+        _ = try ActiveConfiguration(configuration: configuration, generation: 1)
+    }
+
     private static func record(_ outcome: Result<UpstreamConnector.Success, UpstreamFailure>?,
                                policy: PreparedPolicy, into report: inout ProbeReport) {
         switch outcome {

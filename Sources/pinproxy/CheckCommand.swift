@@ -1,35 +1,76 @@
 import Foundation
 import PinproxyCore
+import PinproxyRuntime
 
-/// `pinproxy check`: validate a configuration, print every problem at once
-/// (each with its JSON path and a hint) or a summary; exit 0 or 1.
+/// `pinproxy check`: validate a configuration the way `run` would, without
+/// serving (relayd's `-n`): every problem at once, each with its JSON path
+/// and a hint; then every file the policies name is loaded with OpenSSL, so
+/// a garbage PEM fails here rather than at start. Exit 0 or 1 (SPEC §1).
 enum CheckCommand {
     static func execute(_ invocation: Invocation) -> Int32 {
         let path = invocation.configPath ?? Invocation.defaultConfigPath
         let environment = ProcessInfo.processInfo.environment
+        let configuration: Configuration
         do {
-            let (configuration, warnings) = try ConfigurationLoader.load(
+            let (loaded, warnings) = try ConfigurationLoader.load(
                 path: path, environment: environment, cpuCount: ProcessInfo.processInfo.activeProcessorCount)
-            for warning in warnings { print("warning: \(warning)") }
-            print("\(path): OK")
-            for listener in configuration.listeners {
-                switch listener.mode {
-                case .forward: print("  listener \(listener.address) forward")
-                case let .gateway(upstream): print("  listener \(listener.address) gateway → https://\(upstream)")
-                }
-            }
-            for rule in configuration.policies.rules {
-                print("  host \(rule.key): \(rule.policy.kind.rawValue)\(rule.policy.enforce ? "" : " (report-only)")")
-            }
-            switch configuration.policies.defaultPolicy {
-            case .deny: print("  default_policy: deny")
-            case let .policy(policy): print("  default_policy: \(policy.kind.rawValue)")
-            }
-            print("  violation log: \(configuration.violationLogPath)")
-            return 0
+            for warning in warnings { Console.error("warning: \(warning)") }
+            configuration = loaded
         } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            Console.error("\(error)")
             return 1
         }
+        do {
+            try PolicyProbe.loadPolicyFiles(of: configuration)
+        } catch {
+            Console.error("\(path): a file the configuration names cannot be used:\n\(error)")
+            return 1
+        }
+        Console.print(summary(of: configuration, path: path).joined(separator: "\n"))
+        return 0
+    }
+
+    /// Listeners, hosts with their policy, pin count and expiry, the default, the log.
+    static func summary(of configuration: Configuration, path: String) -> [String] {
+        var lines = ["\(path): OK"]
+        for listener in configuration.listeners {
+            switch listener.mode {
+            case .forward: lines.append("  listener \(listener.address) forward")
+            case let .gateway(upstream): lines.append("  listener \(listener.address) gateway → https://\(upstream)")
+            }
+        }
+        for rule in configuration.policies.rules {
+            lines.append("  host \(rule.key): \(describe(rule.policy))")
+        }
+        switch configuration.policies.defaultPolicy {
+        case .deny: lines.append("  default_policy: deny")
+        case let .policy(policy): lines.append("  default_policy: \(describe(policy))")
+        }
+        for (from, to) in configuration.resolveOverrides.sorted(by: { $0.key.description < $1.key.description }) {
+            lines.append("  resolve \(from) → \(to)")
+        }
+        lines.append("  violation log: \(configuration.violationLogPath)")
+        return lines
+    }
+
+    private static func describe(_ policy: TrustPolicy) -> String {
+        var parts = [policy.kind.rawValue]
+        switch policy.kind {
+        case .pinPublicKeys:
+            let count = policy.pins.count + policy.publicKeyFiles.count
+            parts.append("\(count) pin\(count == 1 ? "" : "s")\(policy.publicKeyFiles.isEmpty ? "" : " (\(policy.publicKeyFiles.count) from files)")")
+        case .pinCertificates:
+            parts.append("\(policy.certificateFiles.count) certificate file\(policy.certificateFiles.count == 1 ? "" : "s")")
+        case .anchors:
+            parts.append("\(policy.anchorFiles.count) anchor file\(policy.anchorFiles.count == 1 ? "" : "s")")
+        case .default, .disable:
+            break
+        }
+        if let expires = policy.expires {
+            parts.append(expires.hasPassed(at: Date()) ? "pins EXPIRED \(expires) (not enforced)" : "pins expire \(expires)")
+        }
+        if policy.includeSubdomains { parts.append("include_subdomains") }
+        if !policy.enforce { parts.append("report-only") }
+        return parts.joined(separator: ", ")
     }
 }

@@ -1,5 +1,6 @@
-/// The parsed command line (SPEC §1). Parsing is strict: an unknown flag or a
-/// missing value is a usage error (exit 2), never ignored.
+/// The parsed command line (SPEC §1). Parsing is strict: an unknown flag, a
+/// flag of another subcommand, or a missing value is a usage error (exit 2),
+/// never ignored.
 struct Invocation {
     enum Command: String {
         case run, check, pins, probe, tail
@@ -11,6 +12,17 @@ struct Invocation {
     var positional: [String] = []
     var showVersion = false
     var showHelp = false
+    /// `tail -f`: keep following the file across rotation.
+    var follow = false
+    /// `tail -n N`: how many of the latest matching events to print first.
+    var lineCount = 10
+    /// `tail --json`: the raw lines.
+    var printsJSON = false
+    var hostFilter: String?
+    var reasonFilter: String?
+    var since: String?
+    /// `pins --cert FILE...`: certificate files instead of a live host.
+    var certificateFiles: [String] = []
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
@@ -22,28 +34,98 @@ struct Invocation {
             self.command = command
             rest = rest.dropFirst()
         }
+        var readsCertificates = false
+        func value(for flag: String, _ hint: String) throws(UsageError) -> String {
+            guard let value = rest.first else { throw UsageError(description: "\(flag) needs \(hint)") }
+            rest = rest.dropFirst()
+            return value
+        }
         while let argument = rest.first {
             rest = rest.dropFirst()
-            switch argument {
+            var (flag, inline) = (argument, String?.none)
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                flag = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            func flagValue(_ hint: String) throws(UsageError) -> String {
+                if let inline { return inline }
+                return try value(for: flag, hint)
+            }
+            switch flag {
             case "--version", "-V": showVersion = true
             case "--help", "-h": showHelp = true
-            case "--config", "-c":
-                guard let value = rest.first else { throw UsageError(description: "\(argument) needs a file path") }
-                configPath = value
-                rest = rest.dropFirst()
+            case "--config", "-c": configPath = try flagValue("a file path")
             case "--log-level":
-                guard let value = rest.first else { throw UsageError(description: "--log-level needs one of error, warning, info, debug") }
-                logLevel = value
-                rest = rest.dropFirst()
+                try require([.run], flag)
+                logLevel = try flagValue("one of error, warning, info, debug")
+            case "-f", "--follow":
+                try require([.tail], flag)
+                follow = true
+            case "-n", "--lines":
+                try require([.tail], flag)
+                let text = try flagValue("a number of events")
+                guard let count = Int(text), count >= 0 else {
+                    throw UsageError(description: "\(flag) \(text): expected a number of events, e.g. -n 50")
+                }
+                lineCount = count
+            case "--json":
+                try require([.tail], flag)
+                printsJSON = true
+            case "--host":
+                try require([.tail], flag)
+                hostFilter = try flagValue("a host pattern, e.g. api.example.com or *.example.com")
+            case "--reason":
+                try require([.tail], flag)
+                reasonFilter = try flagValue("a reason, e.g. pin_mismatch")
+            case "--since":
+                try require([.tail], flag)
+                since = try flagValue("a duration (10m) or an RFC 3339 time")
+            case "--cert":
+                try require([.pins], flag)
+                readsCertificates = true
+                if let inline { certificateFiles.append(inline) }
             default:
-                if argument.hasPrefix("--config=") { configPath = String(argument.dropFirst("--config=".count)); continue }
-                if argument.hasPrefix("--log-level=") { logLevel = String(argument.dropFirst("--log-level=".count)); continue }
-                if argument.hasPrefix("-") { throw UsageError(description: "unknown option \(argument) (see pinproxy --help)") }
-                positional.append(argument)
+                if argument.hasPrefix("-") && argument != "-" {
+                    throw UsageError(description: "unknown option \(argument) (see pinproxy --help)")
+                }
+                if readsCertificates { certificateFiles.append(argument) } else { positional.append(argument) }
             }
         }
-        if command == .run || command == .check, let extra = positional.first {
-            throw UsageError(description: "unexpected argument \(extra) (see pinproxy --help)")
+        if showHelp || showVersion { return }
+        try validateArguments(readsCertificates: readsCertificates)
+    }
+
+    /// A flag that belongs to other subcommands is refused, not ignored.
+    private func require(_ commands: [Command], _ flag: String) throws(UsageError) {
+        guard commands.contains(command) else {
+            let owners = commands.map { "pinproxy \($0.rawValue)" }.joined(separator: ", ")
+            throw UsageError(description: "\(flag) is an option of \(owners), not of pinproxy \(command.rawValue)")
+        }
+    }
+
+    private func validateArguments(readsCertificates: Bool) throws(UsageError) {
+        switch command {
+        case .run, .check:
+            if let extra = positional.first {
+                throw UsageError(description: "unexpected argument \(extra) (see pinproxy --help)")
+            }
+        case .tail:
+            if positional.count > 1 {
+                throw UsageError(description: "pinproxy tail reads one file, got \(positional.joined(separator: " "))")
+            }
+        case .pins:
+            if readsCertificates {
+                guard !certificateFiles.isEmpty else { throw UsageError(description: "--cert needs at least one file") }
+                if let extra = positional.first {
+                    throw UsageError(description: "unexpected argument \(extra): give either HOST[:PORT] or --cert FILE...")
+                }
+            } else if positional.count != 1 {
+                throw UsageError(description: "pinproxy pins needs one HOST[:PORT] or --cert FILE...")
+            }
+        case .probe:
+            if positional.count != 1 {
+                throw UsageError(description: "pinproxy probe needs one HOST[:PORT]")
+            }
         }
     }
 
@@ -54,12 +136,19 @@ struct Invocation {
 
     usage:
       pinproxy run    [--config FILE] [--log-level LEVEL]   the daemon (the default subcommand)
-      pinproxy check  [--config FILE]                       validate a config, print a summary
+      pinproxy check  [--config FILE]                       validate a config, load its files, print a summary
+      pinproxy pins   HOST[:PORT] [--config FILE]           print the SPKI pins a live host serves (not validated)
+      pinproxy pins   --cert FILE...                        print the SPKI pins of certificate files
+      pinproxy probe  HOST[:PORT] [--config FILE]           evaluate the configured policy against a live host
+      pinproxy tail   [-f] [-n N] [--json] [--host PATTERN] [--reason R] [--since 10m|RFC3339] [FILE]
+                                                            print the violation log, readable
       pinproxy --version | --help
 
     --config defaults to \(defaultConfigPath); `run` without it and without that
     file runs on built-in defaults: a forward proxy on 127.0.0.1:8080.
+    `tail` reads FILE, else the config's violation_log, else the built-in default.
 
-    exit codes: 0 success, 1 validation failed, 2 usage error, 3 runtime failure
+    exit codes: 0 success, 1 validation failed or probe rejected, 2 usage error,
+    3 runtime failure (cannot connect, cannot open the log)
     """
 }

@@ -7,15 +7,15 @@ let invocation: Invocation
 do {
     invocation = try Invocation(arguments: Array(CommandLine.arguments.dropFirst()))
 } catch {
-    FileHandle.standardError.write(Data("pinproxy: \(error)\n".utf8))
+    Console.error("pinproxy: \(error)")
     exit(2)
 }
 if invocation.showHelp {
-    print(Invocation.help)
+    Console.print(Invocation.help)
     exit(0)
 }
 if invocation.showVersion {
-    print("pinproxy \(PinproxyVersion.string) (\(RuntimeVersion.openSSL), libevent \(RuntimeVersion.libevent))")
+    Console.print("pinproxy \(PinproxyVersion.string) (\(RuntimeVersion.openSSL), libevent \(RuntimeVersion.libevent))")
     exit(0)
 }
 switch invocation.command {
@@ -23,7 +23,10 @@ case .run:
     exit(RunCommand.execute(invocation))
 case .check:
     exit(CheckCommand.execute(invocation))
-case .pins, .probe, .tail:
-    FileHandle.standardError.write(Data("pinproxy: \(invocation.command.rawValue) is not available in this build\n".utf8))
-    exit(2)
+case .pins:
+    exit(PinsCommand.execute(invocation))
+case .probe:
+    exit(ProbeCommand.execute(invocation))
+case .tail:
+    exit(TailCommand.execute(invocation))
 }

@@ -1,0 +1,52 @@
+import Foundation
+import PinproxyCore
+import PinproxyRuntime
+
+/// `pinproxy probe HOST[:PORT] [--config FILE]`: evaluate the configured
+/// policy against a live host exactly as the daemon would, print the verdict
+/// and its evidence; exit 0 accepted, 1 rejected, 3 no verdict (SPEC §1).
+enum ProbeCommand {
+    static func execute(_ invocation: Invocation) -> Int32 {
+        let target: HostArgument
+        do {
+            target = try HostArgument(invocation.positional[0])
+        } catch {
+            Console.error("pinproxy: \(error)")
+            return 2
+        }
+        guard let configuration = ConfigurationSource.load(invocation) else { return 1 }
+        let report = PolicyProbe.run(configuration: configuration, host: target.host.value, port: target.port,
+                                     environment: ProcessInfo.processInfo.environment)
+        var lines = ["probe \(target.endpoint)"]
+        lines.append("  rule:     \(report.rule ?? "-")")
+        if let policy = report.policy {
+            if policy.kind == .disable {
+                lines.append("  policy:   disable (no evaluation at all)")
+            } else {
+                var traits = [policy.enforce ? "enforce" : "report-only",
+                              "validate_chain \(policy.validateChain)", "validate_host \(policy.validateHost)"]
+                if let expires = policy.expires { traits.append("pins expire \(expires)") }
+                lines.append("  policy:   \(policy.kind.rawValue) (\(traits.joined(separator: ", ")))")
+            }
+        }
+        if !report.knownPins.isEmpty { lines.append("  pins:     \(report.knownPins.joined(separator: ", "))") }
+        if let peer = report.peerAddress { lines.append("  peer:     \(peer)") }
+        lines.append("  verdict:  \(report.verdict.label)")
+        if let reason = report.reason { lines.append("  reason:   \(reason.rawValue)") }
+        if !report.detail.isEmpty { lines.append("  detail:   \(report.detail)") }
+        if report.policy?.kind == .disable && report.verdict == .accepted {
+            lines.append("  served chain: not evaluated (policy disable)")
+        } else if !report.servedChain.isEmpty {
+            lines.append("  served chain:")
+            for (index, certificate) in report.servedChain.enumerated() {
+                lines.append("    \(index + 1). \(certificate.subject)  (issuer \(certificate.issuer), not after \(RFC3339Timestamp.seconds(certificate.notAfter)))")
+                lines.append("       \(PinsCommand.pin(certificate))")
+            }
+            if report.evaluated && report.verifiedChain == nil {
+                lines.append("  verified chain: none (path validation failed)")
+            }
+        }
+        Console.print(lines.joined(separator: "\n"))
+        return report.verdict.exitCode
+    }
+}

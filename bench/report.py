@@ -79,7 +79,7 @@ def throughput(raw_path, results_path):
                     "cpu_vs_haproxy": ratio(s["cpu_us_per_req"], hap.get("cpu_us_per_req")),
                     "rss_vs_haproxy": ratio(s["rss_kib"], hap.get("rss_kib")),
                 }
-                writer.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()})
+                writer.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})
                 rss_mib = s["rss_kib"] / 1024 if s["rss_kib"] is not None else None
                 print(f"{w:<15} {t:<9} {fmt(s['rps'], 0):>9} {fmt(mbps, 0):>7} {fmt(s['p50_ms'], 3):>7} "
                       f"{fmt(s['p99_ms'], 3):>7} {fmt(s['cpu_us_per_req']):>10} {fmt(rss_mib):>7} {s['errors']:>4} "

@@ -221,7 +221,7 @@ def main():
     parser = argparse.ArgumentParser()
     for name in ("--proxy-port", "--pid", "--seconds", "--workers", "--upstream-port"):
         parser.add_argument(name, type=int, required=True)
-    for name in ("--host", "--mitm-host", "--log", "--samples", "--pinproxy-stderr"):
+    for name in ("--host", "--mitm-host", "--log", "--samples", "--pinproxy-stderr", "--mitm-events"):
         parser.add_argument(name, required=True)
     args = parser.parse_args()
 
@@ -263,6 +263,9 @@ def main():
     print(f"{'idle':>6} {idle_rss / 1024:>8.1f} {idle_fds:>5} {idle_pooled:>6}   (after the load stopped)")
 
     files, lines, summarised, other, malformed = count_violations(args.log)
+    # upstream.py writes one JSON line per connection: what the man in the middle received.
+    mitm = [json.loads(line) for line in open(args.mitm_events)]
+    leaked = sum(event.get("app_bytes", 0) for event in mitm)
     attacks = tally.sent["attack"]
     rss_ok, rss_mid, rss_last = flat([s[1] for s in samples], lambda m: m * 1.05 + 2048)
     fds_ok, fds_mid, fds_last = flat([s[2] for s in samples], lambda m: m + 8)
@@ -276,6 +279,7 @@ def main():
     print(f"  keep-alive connections closed before a response and retried: {tally.stale_retries}")
     print(f"violation log: {len(files)} files, {lines} pin_mismatch lines + {summarised} in summaries = "
           f"{lines + summarised} (attacks sent: {attacks}); other events {other}, malformed lines {malformed}")
+    print(f"man-in-the-middle upstream: {len(mitm)} connections, {leaked} application bytes received")
     print(f"RSS: middle third {rss_mid / 1024:.1f} MiB, last third {rss_last / 1024:.1f} MiB; "
           f"fds: middle {fds_mid:.1f}, last {fds_last:.1f}")
 
@@ -284,6 +288,7 @@ def main():
         ("every attack blocked with 502 pin_mismatch", not tally.unblocked and attacks > 0),
         ("violation lines + summary counts == attacks sent", lines + summarised == attacks),
         ("no other or malformed violation-log lines", other == 0 and malformed == 0),
+        ("the man in the middle received zero application bytes", leaked == 0 and len(mitm) == attacks),
         ("RSS flat after warm-up (last third <= middle third x 1.05 + 2 MiB)", rss_ok),
         ("descriptors flat after warm-up (last third <= middle third + 8)", fds_ok),
     ]

@@ -78,6 +78,7 @@ status=0
 python3 "$BENCH_DIR/soak.py" --proxy-port "$PROXY_PORT" --pid "$PINPROXY_PID" --seconds "$SOAK_SECONDS" \
     --workers "$SOAK_WORKERS" --host "$HOST_NAME" --mitm-host "$MITM_HOST" --upstream-port "$REAL_PORT" \
     --log "$WORK/logs/violations.jsonl" --samples "$OUT/soak-samples.csv" --pinproxy-stderr "$WORK/logs/pinproxy.err" \
+    --mitm-events "$WORK/logs/mitm-events.jsonl" \
     || status=$?
 # soak.py sent SIGTERM already (so summaries are flushed before counting); collect the exit code.
 kill -TERM "$PINPROXY_PID" 2>/dev/null || true

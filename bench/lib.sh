@@ -1,0 +1,135 @@
+# Shared helpers for bench/run.sh and bench/soak.sh (sourced, not executed).
+# Everything here stays on loopback and cleans up the processes it started.
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(cd "$BENCH_DIR/.." && pwd)"
+PINPROXY_BIN="${PINPROXY_BIN:-$REPO_DIR/.build/release/pinproxy}"
+HOST_NAME="bench.example.test"
+
+# PIDs of every daemon we start; killed (by PID, never by name) on exit.
+STARTED_PIDS=()
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+cleanup_started() {
+    local pid
+    for pid in "${STARTED_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${STARTED_PIDS[@]}"; do
+        # Bounded wait, then SIGKILL whatever is left.
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    STARTED_PIDS=()
+}
+
+# install_missing PACKAGE:COMMAND... — apt-get only what is not on PATH yet.
+install_missing() {
+    local missing=() spec pkg cmd
+    for spec in "$@"; do
+        pkg="${spec%%:*}"; cmd="${spec##*:}"
+        command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    local sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Raise the descriptor limit as far as the hard limit allows (memory mode holds 10,000 sockets).
+raise_nofile() {
+    ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+}
+
+# spki_pin CERT_OR_KEY_PEM — "sha256/<base64 SHA-256 of the DER SubjectPublicKeyInfo>".
+spki_pin() {
+    local file="$1"
+    if grep -q "BEGIN CERTIFICATE" "$file"; then
+        openssl x509 -in "$file" -pubkey -noout
+    else
+        openssl pkey -in "$file" -pubout
+    fi | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64 | sed 's|^|sha256/|'
+}
+
+# make_ca DIR NAME — ECDSA P-256 CA: basicConstraints CA:TRUE critical, keyUsage keyCertSign, SKI/AKI.
+make_ca() {
+    local dir="$1" name="$2"
+    cat > "$dir/$name.cnf" <<EOF
+[req]
+distinguished_name = dn
+x509_extensions = v3_ca
+prompt = no
+[dn]
+CN = pinproxy bench $name
+[v3_ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+EOF
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/$name.key" 2>/dev/null
+    openssl req -x509 -new -key "$dir/$name.key" -config "$dir/$name.cnf" -days 30 -sha256 \
+        -out "$dir/$name.pem" 2>/dev/null
+}
+
+# make_leaf DIR CA LEAF DNSNAME — ECDSA P-256 leaf signed by CA, SAN DNS, EKU serverAuth,
+# SKI/AKI (pinproxy verifies with X509_V_FLAG_X509_STRICT). Writes LEAF.pem, LEAF.key, LEAF-chain.pem.
+make_leaf() {
+    local dir="$1" ca="$2" leaf="$3" dns="$4"
+    cat > "$dir/$leaf.ext" <<EOF
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:$dns
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid, issuer
+EOF
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/$leaf.key" 2>/dev/null
+    openssl req -new -key "$dir/$leaf.key" -subj "/CN=$dns" -out "$dir/$leaf.csr" 2>/dev/null
+    openssl x509 -req -in "$dir/$leaf.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" -CAcreateserial \
+        -days 30 -sha256 -extfile "$dir/$leaf.ext" -out "$dir/$leaf.pem" 2>/dev/null
+    cat "$dir/$leaf.pem" "$dir/$ca.pem" > "$dir/$leaf-chain.pem"
+    openssl verify -x509_strict -CAfile "$dir/$ca.pem" "$dir/$leaf.pem" >/dev/null \
+        || die "generated leaf $leaf does not verify strictly against $ca"
+}
+
+# wait_port PORT [SECONDS] — until something accepts on 127.0.0.1:PORT.
+wait_port() {
+    local port="$1" limit="${2:-15}" i
+    for ((i = 0; i < limit * 10; i++)); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "nothing listening on 127.0.0.1:$port after ${limit}s"
+}
+
+# proc_tree PID — PID and its direct children (nginx workers), one per line.
+proc_tree() {
+    echo "$1"
+    pgrep -P "$1" 2>/dev/null || true
+}
+
+# cpu_ticks PID — utime+stime of PID and its children, in clock ticks (/proc/PID/stat fields 14, 15).
+cpu_ticks() {
+    local total=0 p stat
+    for p in $(proc_tree "$1"); do
+        stat="$(cat "/proc/$p/stat" 2>/dev/null)" || continue
+        # Field 2 (comm) may contain spaces: drop everything up to ") ".
+        set -- ${stat##*) }
+        total=$((total + ${12} + ${13}))
+    done
+    echo "$total"
+}
+
+# rss_kib PID — VmRSS of PID and its children, KiB.
+rss_kib() {
+    local total=0 p v
+    for p in $(proc_tree "$1"); do
+        v="$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null)" || continue
+        total=$((total + ${v:-0}))
+    done
+    echo "$total"
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Summarises bench/run.sh measurements.
+
+  report.py throughput RAW.csv RESULTS.csv   medians over rounds, ratios to haproxy and direct
+  report.py memory MEMORY.csv                the memory table
+
+The median over interleaved rounds is reported (robust to one disturbed run on a
+shared machine); the CSV keeps min and max too so the spread is visible.
+"""
+import csv
+import statistics
+import sys
+
+METRICS = ["rps", "p50_ms", "p99_ms", "cpu_us_per_req", "rss_kib"]
+
+
+def number(text):
+    return float(text) if text not in ("", None) else None
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fmt(value, digits=1):
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def throughput(raw_path, results_path):
+    rows = list(csv.DictReader(open(raw_path)))
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    summary = {}
+    for w in workloads:
+        for t in targets:
+            runs = [r for r in rows if r["workload"] == w and r["target"] == t]
+            if not runs:
+                continue
+            s = {m: median(number(r[m]) for r in runs) for m in METRICS}
+            s["rps_min"] = min(number(r["rps"]) for r in runs)
+            s["rps_max"] = max(number(r["rps"]) for r in runs)
+            s["errors"] = sum(int(r["errors"] or 0) for r in runs)
+            s["rounds"] = len(runs)
+            summary[(w, t)] = s
+
+    fields = ["workload", "target", "rounds", "rps", "rps_min", "rps_max", "mb_per_s", "p50_ms", "p99_ms",
+              "cpu_us_per_req", "rss_kib", "errors", "rps_vs_haproxy", "rps_vs_direct",
+              "p99_vs_haproxy", "cpu_vs_haproxy", "rss_vs_haproxy"]
+    with open(results_path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=fields)
+        writer.writeheader()
+        print()
+        header = (f"{'workload':<15} {'target':<9} {'req/s':>9} {'MB/s':>7} {'p50 ms':>7} {'p99 ms':>7} "
+                  f"{'CPU us/req':>10} {'RSS MiB':>7} {'err':>4} {'x haproxy':>9} {'x direct':>8} "
+                  f"{'p99 x hap':>9} {'CPU x hap':>9}")
+        print(header)
+        print("-" * len(header))
+        for w in workloads:
+            hap = summary.get((w, "haproxy"), {})
+            direct = summary.get((w, "direct"), {})
+            for t in targets:
+                s = summary.get((w, t))
+                if s is None:
+                    continue
+                mbps = s["rps"] * 1.048576 if "1MiB" in w and s["rps"] is not None else None
+                row = {
+                    "workload": w, "target": t, "rounds": s["rounds"],
+                    "rps": s["rps"], "rps_min": s["rps_min"], "rps_max": s["rps_max"], "mb_per_s": mbps,
+                    "p50_ms": s["p50_ms"], "p99_ms": s["p99_ms"], "cpu_us_per_req": s["cpu_us_per_req"],
+                    "rss_kib": s["rss_kib"], "errors": s["errors"],
+                    "rps_vs_haproxy": ratio(s["rps"], hap.get("rps")),
+                    "rps_vs_direct": ratio(s["rps"], direct.get("rps")),
+                    "p99_vs_haproxy": ratio(s["p99_ms"], hap.get("p99_ms")),
+                    "cpu_vs_haproxy": ratio(s["cpu_us_per_req"], hap.get("cpu_us_per_req")),
+                    "rss_vs_haproxy": ratio(s["rss_kib"], hap.get("rss_kib")),
+                }
+                writer.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})
+                rss_mib = s["rss_kib"] / 1024 if s["rss_kib"] is not None else None
+                print(f"{w:<15} {t:<9} {fmt(s['rps'], 0):>9} {fmt(mbps, 0):>7} {fmt(s['p50_ms'], 3):>7} "
+                      f"{fmt(s['p99_ms'], 3):>7} {fmt(s['cpu_us_per_req']):>10} {fmt(rss_mib):>7} {s['errors']:>4} "
+                      f"{fmt(row['rps_vs_haproxy'], 2):>9} {fmt(row['rps_vs_direct'], 2):>8} "
+                      f"{fmt(row['p99_vs_haproxy'], 2):>9} {fmt(row['cpu_vs_haproxy'], 2):>9}")
+            print()
+    print(f"medians of {max(s['rounds'] for s in summary.values())} interleaved rounds; CSV: {results_path}")
+
+
+def memory(path):
+    rows = list(csv.DictReader(open(path)))
+    print()
+    print(f"{'proxy':<9} {'held conns':>10} {'base MiB':>9} {'idle KiB/conn':>14} {'after 1 req KiB/conn':>21}")
+    for r in rows:
+        print(f"{r['proxy']:<9} {int(r['connections']):>10,} {int(r['base_kib']) / 1024:>9.1f} "
+              f"{float(r['idle_kib_per_conn']):>14.2f} {float(r['after_request_kib_per_conn']):>21.2f}")
+    print(f"CSV: {path}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "throughput":
+        throughput(sys.argv[2], sys.argv[3])
+    else:
+        memory(sys.argv[2])

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# make bench: pinproxy against direct TLS, haproxy, nginx and stunnel on loopback.
+#
+#   bench/run.sh            throughput/latency/CPU/RSS table + bench/out/results.csv
+#   bench/run.sh --memory   RSS growth per held client connection (bench/memory.py)
+#
+# Tunables (environment): ROUNDS=3 DURATION=5 WARMUP=1 (seconds), PROXY_CPUS=1,
+# CLIENT_CPUS=0, WORKERS=1, PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
+# PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000".
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ROUNDS="${ROUNDS:-3}"
+DURATION="${DURATION:-5}"
+WARMUP="${WARMUP:-1}"
+PROXY_CPUS="${PROXY_CPUS:-1}"
+CLIENT_CPUS="${CLIENT_CPUS:-0}"
+WORKERS="${WORKERS:-1}"
+PORT_BASE="${PORT_BASE:-28400}"
+TARGETS="${TARGETS:-direct pinproxy haproxy nginx stunnel}"
+MEMORY_COUNTS="${MEMORY_COUNTS:-5000 10000}"
+MODE=throughput
+[ "${1:-}" = "--memory" ] && MODE=memory
+
+UP_PORT=$((PORT_BASE + 0))
+declare -A PORT=([direct]=$UP_PORT [pinproxy]=$((PORT_BASE + 1)) [haproxy]=$((PORT_BASE + 2))
+                 [nginx]=$((PORT_BASE + 3)) [stunnel]=$((PORT_BASE + 4)))
+declare -A PID=()
+
+OUT="$BENCH_DIR/out"
+WORK="$OUT/work"
+RAW="$OUT/raw.csv"
+
+trap cleanup_started EXIT INT TERM
+
+install_missing wrk:wrk nginx-light:nginx haproxy:haproxy stunnel4:stunnel4 python3:python3 openssl:openssl
+[ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
+raise_nofile
+[ "$(nproc)" -ge 2 ] || log "warning: fewer than 2 CPUs; client and proxies will share one"
+
+rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
+
+# --- PKI (throwaway) and content ------------------------------------------------------
+make_ca "$WORK" ca
+make_leaf "$WORK" ca leaf "$HOST_NAME"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
+LEAF_PIN="$(spki_pin "$WORK/leaf.pem")"
+BACKUP_PIN="$(spki_pin "$WORK/backup.key")"
+head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
+head -c 1048576 /dev/urandom > "$WORK/www/1m"
+USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
+
+# --- configurations -------------------------------------------------------------------
+# The one HTTPS upstream: nginx, TLS 1.3 only, ECDSA P-256, no access log, long keep-alive.
+# Two workers, not pinned: it serves every target alike, so it must not be the bottleneck.
+cat > "$WORK/upstream.conf" <<EOF
+$USER_LINE
+worker_processes 2;
+worker_rlimit_nofile $(ulimit -Hn);
+daemon off;
+pid $WORK/upstream.pid;
+error_log $WORK/logs/upstream.err warn;
+events { worker_connections 19000; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:$UP_PORT ssl reuseport;
+        ssl_protocols TLSv1.3;
+        ssl_certificate $WORK/leaf-chain.pem;
+        ssl_certificate_key $WORK/leaf.key;
+        ssl_session_cache shared:bench:10m;
+        root $WORK/www;
+        location / { }
+    }
+}
+EOF
+
+# pinproxy: a gateway listener (origin-form requests, as wrk sends them) to the pinned host.
+cat > "$WORK/pinproxy.json" <<EOF
+{
+  "listeners": [ { "listen": "127.0.0.1:${PORT[pinproxy]}", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
+  "violation_log": "$WORK/logs/violations.jsonl",
+  "trust_store": "$WORK/ca.pem",
+  "default_policy": "deny",
+  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$LEAF_PIN", "$BACKUP_PIN"] } },
+  "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
+  "limits": { "max_connections": 15000 },
+  "threads": $WORKERS
+}
+EOF
+
+# haproxy at its best: server-side reuse always, verified TLS with SNI + host check, ALPN http/1.1.
+cat > "$WORK/haproxy.cfg" <<EOF
+global
+    nbthread $WORKERS
+    maxconn 10100
+    # 10,000 held clients (memory mode) need only ~10,100 descriptors with server-side reuse;
+    # don't refuse to start because 2 x maxconn exceeds a 20,000 hard limit.
+    no strict-limits
+    log stderr format raw local0 emerg
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+frontend fe
+    bind 127.0.0.1:${PORT[haproxy]}
+    default_backend be
+backend be
+    http-reuse always
+    server s1 127.0.0.1:$UP_PORT ssl verify required ca-file $WORK/ca.pem sni str($HOST_NAME) verifyhost $HOST_NAME alpn http/1.1
+EOF
+
+# nginx as proxy at its best: upstream keepalive pool large enough for 128 clients and
+# Connection "" (any proxy_set_header without it silently loses upstream keep-alive).
+cat > "$WORK/nginx-proxy.conf" <<EOF
+$USER_LINE
+worker_processes $WORKERS;
+worker_rlimit_nofile $(ulimit -Hn);
+daemon off;
+pid $WORK/nginx-proxy.pid;
+error_log $WORK/logs/nginx-proxy.err warn;
+events { worker_connections 19000; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    upstream up {
+        server 127.0.0.1:$UP_PORT;
+        keepalive 256;
+        keepalive_requests 100000000;
+    }
+    server {
+        listen 127.0.0.1:${PORT[nginx]};
+        location / {
+            proxy_pass https://up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_ssl_protocols TLSv1.2 TLSv1.3; # nginx 1.22 defaults to TLSv1-1.2 only
+            proxy_ssl_verify on;
+            proxy_ssl_trusted_certificate $WORK/ca.pem;
+            proxy_ssl_name $HOST_NAME;
+            proxy_ssl_server_name on;
+            proxy_ssl_session_reuse on;
+            proxy_buffering on;
+        }
+    }
+}
+EOF
+
+# stunnel client mode: verified chain + host name, SNI. It has no HTTP layer: one upstream
+# TLS connection per client connection (sessions are resumed).
+cat > "$WORK/stunnel.conf" <<EOF
+foreground = yes
+pid =
+output = $WORK/logs/stunnel.log
+debug = 3
+[bench]
+client = yes
+accept = 127.0.0.1:${PORT[stunnel]}
+connect = 127.0.0.1:$UP_PORT
+CAfile = $WORK/ca.pem
+verifyChain = yes
+checkHost = $HOST_NAME
+sni = $HOST_NAME
+EOF
+
+# --- processes ------------------------------------------------------------------------
+start_upstream() {
+    nginx -p "$WORK" -c "$WORK/upstream.conf" 2>>"$WORK/logs/upstream.err" &
+    STARTED_PIDS+=($!); PID[direct]=$!
+    wait_port "$UP_PORT"
+}
+
+# start_proxy NAME — every proxy on the same CPU set with the same thread/worker count.
+start_proxy() {
+    local name="$1"
+    case "$name" in
+        pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
+                      2>>"$WORK/logs/pinproxy.err" & ;;
+        haproxy)  taskset -c "$PROXY_CPUS" haproxy -db -f "$WORK/haproxy.cfg" 2>>"$WORK/logs/haproxy.err" & ;;
+        nginx)    taskset -c "$PROXY_CPUS" nginx -p "$WORK" -c "$WORK/nginx-proxy.conf" 2>>"$WORK/logs/nginx-proxy.err" & ;;
+        stunnel)  taskset -c "$PROXY_CPUS" stunnel4 "$WORK/stunnel.conf" 2>>"$WORK/logs/stunnel.err" & ;;
+        *) die "unknown proxy $name" ;;
+    esac
+    STARTED_PIDS+=($!); PID[$name]=$!
+    wait_port "${PORT[$name]}"
+    # Sanity: one real request through it must return the 100-byte body.
+    local body
+    body="$(curl -sS --max-time 10 "http://127.0.0.1:${PORT[$name]}/100b")" || die "$name: request failed"
+    [ "${#body}" -eq 100 ] || die "$name: expected 100 bytes, got ${#body}"
+}
+
+stop_proxy() {
+    local name="$1" pid="${PID[$1]}" i
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+url_for() { # url_for TARGET PATH
+    if [ "$1" = direct ]; then echo "https://127.0.0.1:$UP_PORT$2"; else echo "http://127.0.0.1:${PORT[$1]}$2"; fi
+}
+
+# --- memory mode ----------------------------------------------------------------------
+if [ "$MODE" = memory ]; then
+    start_upstream
+    mkdir -p "$OUT"
+    echo "proxy,connections,base_kib,idle_kib,after_request_kib,idle_kib_per_conn,after_request_kib_per_conn" > "$OUT/memory.csv"
+    for name in pinproxy haproxy nginx stunnel; do
+        case " $TARGETS " in *" $name "*) ;; *) continue ;; esac
+        for count in $MEMORY_COUNTS; do
+            # stunnel runs a thread per connection; 5,000 is enough to show its cost.
+            if [ "$name" = stunnel ] && [ "$count" -gt 5000 ]; then continue; fi
+            start_proxy "$name"
+            log "memory: $name with $count held connections"
+            python3 "$BENCH_DIR/memory.py" --port "${PORT[$name]}" --pid "${PID[$name]}" --connections "$count" \
+                --label "$name" --timeout 120 >> "$OUT/memory.csv" || log "memory: $name/$count failed"
+            stop_proxy "$name"
+        done
+    done
+    python3 "$BENCH_DIR/report.py" memory "$OUT/memory.csv"
+    exit 0
+fi
+
+# --- throughput mode ------------------------------------------------------------------
+start_upstream
+for name in $TARGETS; do [ "$name" = direct ] || start_proxy "$name"; done
+
+# WORKLOADS: name|connections|path|extra wrk header
+WORKLOADS=(
+    "ka-100B-c1|1|/100b|"
+    "ka-100B-c16|16|/100b|"
+    "ka-100B-c128|128|/100b|"
+    "close-100B-c16|16|/100b|Connection: close"
+    "ka-1MiB-c16|16|/1m|"
+)
+
+to_ms() { # wrk latency "123.45us" / "1.20ms" / "1.01s" → milliseconds
+    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
+}
+
+# measure ROUND WORKLOAD TARGET — one warm-up and one measured wrk run; one CSV row.
+measure() {
+    local round="$1" spec="$2" target="$3" name conns path header url
+    IFS='|' read -r name conns path header <<< "$spec"
+    url="$(url_for "$target" "$path")"
+    local args=(-t1 -c"$conns" --timeout 5s --latency)
+    [ -n "$header" ] && args+=(-H "$header")
+    taskset -c "$CLIENT_CPUS" wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
+    local pid="${PID[$target]}" hz out before after
+    hz="$(getconf CLK_TCK)"
+    before="$(cpu_ticks "$pid")"
+    out="$(taskset -c "$CLIENT_CPUS" wrk "${args[@]}" -d"${DURATION}s" "$url" 2>&1)" || true
+    after="$(cpu_ticks "$pid")"
+    local requests rps p50 p99 errors non2xx rss cpu_us
+    requests="$(awk '/requests in/ {print $1}' <<< "$out")"
+    rps="$(awk '/^Requests\/sec:/ {print $2}' <<< "$out")"
+    p50="$(to_ms "$(awk '$1 == "50%" {print $2}' <<< "$out")")"
+    p99="$(to_ms "$(awk '$1 == "99%" {print $2}' <<< "$out")")"
+    errors="$(awk '/Socket errors:/ {gsub(",", ""); print $4 + $6 + $8 + $10}' <<< "$out")"
+    non2xx="$(awk '/Non-2xx/ {print $NF}' <<< "$out")"
+    errors=$(( ${errors:-0} + ${non2xx:-0} ))
+    rss="$(rss_kib "$pid")"
+    if [ -z "$requests" ] || [ "$requests" -eq 0 ]; then
+        log "$target $name: no requests completed: $out"; requests=0; rps=0; cpu_us=""
+    elif [ "$target" = direct ]; then
+        cpu_us="" # no proxy; the upstream's CPU is not a proxy cost
+        rss=""
+    else
+        cpu_us="$(awk -v d=$((after - before)) -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / hz / n }')"
+    fi
+    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss" >> "$RAW"
+    log "round $round  $(printf '%-15s %-9s' "$name" "$target") $(printf '%10s req/s  p50 %8s ms  p99 %8s ms  cpu %6s us/req  rss %6s KiB  errors %s' \
+        "$rps" "$p50" "$p99" "${cpu_us:--}" "${rss:--}" "$errors")"
+}
+
+echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib" > "$RAW"
+log "proxies on CPU $PROXY_CPUS with $WORKERS thread/worker each, wrk (1 thread) on CPU $CLIENT_CPUS, upstream nginx (2 workers) unpinned"
+log "$ROUNDS rounds x ${#WORKLOADS[@]} workloads x $(wc -w <<< "$TARGETS") targets, ${DURATION}s each after ${WARMUP}s warm-up"
+read -r -a target_list <<< "$TARGETS"
+for ((round = 1; round <= ROUNDS; round++)); do
+    for spec in "${WORKLOADS[@]}"; do
+        # Alternate the order every round so that drift and ordering effects cancel out.
+        if ((round % 2)); then order=("${target_list[@]}"); else order=(); for ((i = ${#target_list[@]} - 1; i >= 0; i--)); do order+=("${target_list[i]}"); done; fi
+        for target in "${order[@]}"; do measure "$round" "$spec" "$target"; done
+    done
+done
+
+python3 "$BENCH_DIR/report.py" throughput "$RAW" "$OUT/results.csv"

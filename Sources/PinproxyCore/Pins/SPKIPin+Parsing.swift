@@ -10,7 +10,9 @@ extension SPKIPin {
     /// and says how many bytes it did decode to.
     public static func parse(_ text: String) throws(PinParseError) -> SPKIPin {
         let encoded: Substring
-        if text.hasPrefix("sha256//") {
+        // A canonical pin whose base64 starts with '/' also begins "sha256//":
+        // the 44 characters of a 32-byte digest after "sha256/" tell them apart.
+        if text.hasPrefix("sha256//"), text.utf8.count != "sha256/".utf8.count + 44 {
             encoded = text.dropFirst("sha256//".count)
         } else if text.hasPrefix("sha256/") {
             encoded = text.dropFirst("sha256/".count)

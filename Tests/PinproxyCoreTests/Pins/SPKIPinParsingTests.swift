@@ -20,6 +20,18 @@ struct SPKIPinParsingTests {
         #expect(pin.description == "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
     }
 
+    /// A digest whose base64 begins with '/': its canonical spelling starts
+    /// "sha256//" like curl's. Found by an end-to-end test with a random pin.
+    @Test("a canonical pin whose base64 starts with a slash is not mistaken for curl's spelling", arguments: [
+        "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        "sha256///AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+    ])
+    func leadingSlash(text: String) throws {
+        let pin = try SPKIPin.parse(text)
+        #expect(pin.digest == [0xFC] + [UInt8](repeating: 0, count: 31))
+        #expect(pin.description == "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+    }
+
     @Test("malformed pins are refused with a message quoting the input", arguments: [
         ("sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==",
          "pin \"sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\" decodes to 31 bytes; a SHA-256 pin is exactly 32 bytes"),

@@ -10,6 +10,7 @@
 #include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/eventfd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

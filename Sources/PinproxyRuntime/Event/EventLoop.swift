@@ -6,31 +6,38 @@ import Synchronization
 ///
 /// Everything that touches a loop's objects runs on that loop's thread. Other
 /// threads hand work over with `execute(_:)`, which queues a closure and wakes
-/// the loop through a persistent user event (libevent's pthread locking is
-/// switched on once per process for exactly this).
+/// the loop through an eventfd. libevent's own locking stays off: a base is
+/// only ever used from its thread, and the mailbox has its own mutex, so the
+/// hot path takes no lock at all.
 final class EventLoop: @unchecked Sendable {
     /// The `event_base*`, owned: freed in `deinit` after every event on it.
     let base: OpaquePointer
     private let mailbox = Mutex<[@Sendable () -> Void]>([])
+    private let wakeupDescriptor: Int32
     private var wakeup: OpaquePointer?
 
-    private static let threadingEnabled: Bool = {
-        evthread_use_pthreads() == 0
-    }()
-
     init() throws {
-        precondition(Self.threadingEnabled, "libevent pthread support is missing")
         guard let config = event_config_new() else { throw RuntimeError.system("event_config_new", errno) }
         defer { event_config_free(config) }
+        // The changelist coalesces add/remove pairs within one loop turn into
+        // a single epoll_ctl (a bufferevent toggles read/write interest often).
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue) | Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
         guard let base = event_base_new_with_config(config) else { throw RuntimeError.system("event_base_new", errno) }
         self.base = base
+        let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard descriptor >= 0 else {
+            event_base_free(base)
+            throw RuntimeError.system("eventfd", errno)
+        }
+        wakeupDescriptor = descriptor
         // Context: unretained self. The event is freed in deinit, before self is gone.
-        wakeup = event_new(base, -1, Int16(EV_PERSIST), EventLoop.wakeupTrampoline,
+        wakeup = event_new(base, descriptor, Int16(EV_READ | EV_PERSIST), EventLoop.wakeupTrampoline,
                            Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
         if let wakeup { event_free(wakeup) }
+        close(wakeupDescriptor)
         event_base_free(base)
     }
 
@@ -40,6 +47,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func didWake() {
+        var counter: UInt64 = 0
+        _ = read(wakeupDescriptor, &counter, MemoryLayout<UInt64>.size)
         let work = mailbox.withLock { queued -> [@Sendable () -> Void] in
             let taken = queued
             queued.removeAll()
@@ -51,18 +60,19 @@ final class EventLoop: @unchecked Sendable {
     /// Runs `work` on this loop's thread at its next turn. Safe from any thread.
     func execute(_ work: @escaping @Sendable () -> Void) {
         mailbox.withLock { $0.append(work) }
-        if let wakeup { event_active(wakeup, Int32(EV_READ), 0) }
+        var one: UInt64 = 1
+        _ = write(wakeupDescriptor, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// Runs the loop until `stop()` or until no events remain.
-    /// The wakeup event is added here, not in init: a pending persistent event
-    /// would keep the loop alive forever, which is what a daemon wants.
+    /// Runs the loop until `stop()`. The persistent wakeup event keeps it
+    /// alive while idle, which is what a daemon wants.
     func run() {
         if let wakeup { event_add(wakeup, nil) }
         event_base_dispatch(base)
     }
 
-    /// Makes `run()` return after the current callbacks. Safe from any thread.
+    /// Makes `run()` return after the current callbacks. Call on the loop's
+    /// thread (from another thread: `execute { loop.stop() }`).
     func stop() {
         event_base_loopbreak(base)
     }

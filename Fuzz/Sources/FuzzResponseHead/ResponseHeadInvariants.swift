@@ -1,0 +1,57 @@
+import FuzzSupport
+import PinproxyCore
+
+/// Invariants of `ResponseHeadParser.parse`: `consumed` within the input; a
+/// complete head re-serialised (status line, fields, CRLF) parses to the same
+/// head; never both Content-Length and chunked; every refusal is a 502; HEAD
+/// and 1xx/204/304 responses have no body (RFC 9112 §6.3); a response framed
+/// by close is never kept alive.
+enum ResponseHeadInvariants {
+    static func parse(_ bytes: [UInt8], method: String, limits: HeadLimits = HeadLimits())
+        -> HeadParseResult<HTTPResponseHead> {
+        bytes.withUnsafeBytes { ResponseHeadParser.parse($0, requestMethod: method, limits: limits) }
+    }
+
+    /// Returns where the body starts: after a complete head, else 0.
+    static func check(_ bytes: [UInt8]) -> Int {
+        let limits = HeadLimits()
+        let result = parse(bytes, method: "GET")
+        let headResult = parse(bytes, method: "HEAD")
+        switch result {
+        case .incomplete:
+            Invariant.check(headResult == .incomplete, "GET incomplete, HEAD \(headResult)")
+            return 0
+        case .invalid(let error):
+            Invariant.check(error.status == 502, "refusal with status \(error.status)")
+            Invariant.check(headResult == result, "GET \(result), HEAD \(headResult)")
+            return 0
+        case .complete(let head, let consumed):
+            Invariant.check(consumed > 0 && consumed <= bytes.count, "consumed \(consumed) of \(bytes.count)")
+            let hasLength = !head.values(of: "content-length").isEmpty
+            let isChunked = !head.values(of: "transfer-encoding").isEmpty
+            Invariant.check(!(hasLength && isChunked), "both content-length and transfer-encoding accepted")
+            Invariant.check((100...599).contains(head.status) && head.status != 101, "status \(head.status)")
+            Invariant.check(head.isInformational == (head.status < 200), "isInformational for \(head.status)")
+            if head.status < 200 || head.status == 204 || head.status == 304 {
+                Invariant.check(head.bodyFraming == .none, "\(head.status) with a body")
+            }
+            if head.bodyFraming == .untilClose { Invariant.check(!head.wantsKeepAlive, "kept alive until close") }
+            if head.bodyFraming == .chunked { Invariant.check(isChunked, "chunked without transfer-encoding") }
+            guard case .complete(let headHead, consumed) = headResult else {
+                Invariant.check(false, "GET complete, HEAD \(headResult)")
+                return consumed
+            }
+            Invariant.check(headHead.bodyFraming == .none && headHead.fields == head.fields, "HEAD response framing")
+
+            var text = "\(head.version.text) \(head.status) \(head.reason)\r\n"
+            for field in head.fields { text += "\(field.name): \(field.value)\r\n" }
+            text += "\r\n"
+            let serialised = Array(text.utf8)
+            let roomy = HeadLimits(maxHeaderBytes: max(limits.maxHeaderBytes, serialised.count + 1))
+            let reparsed = parse(serialised, method: "GET", limits: roomy)
+            Invariant.check(reparsed == .complete(head, consumed: serialised.count),
+                            "re-serialised head parses as \(reparsed), not \(head)")
+            return consumed
+        }
+    }
+}

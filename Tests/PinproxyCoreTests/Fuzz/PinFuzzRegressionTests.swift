@@ -11,9 +11,6 @@ import Testing
 /// strips one character too many. So `SPKIPin.parse(pin.description)` throws
 /// (or, for a curl-spelled input, the canonical form does not parse back),
 /// and a pin copied from `pinproxy pins` is refused by `pinproxy check`.
-/// The failing expectations are wrapped in `withKnownIssue`: once the parser
-/// is fixed they stop failing, `withKnownIssue` reports that, and the wrapper
-/// must be removed.
 @Suite("Fuzz regressions: SPKIPin round trip")
 struct PinFuzzRegressionTests {
     /// `crash-5fd81c3f64f5a4fae842a5c62c21da3e6a17aa2d`: curl's spelling of a
@@ -32,10 +29,8 @@ struct PinFuzzRegressionTests {
     @Test("the canonical spelling of the fuzzer's pin parses back to the same pin")
     func crashInputRoundTrips() throws {
         let pin = try SPKIPin.parse(String(decoding: Self.curlSpelledSlashDigest, as: UTF8.self))
-        withKnownIssue("SPKIPin.parse reads canonical sha256//… as curl's prefix") {
-            let reparsed = try SPKIPin.parse(pin.description)
-            #expect(reparsed == pin)
-        }
+        let reparsed = try SPKIPin.parse(pin.description)
+        #expect(reparsed == pin)
     }
 
     @Test("digests whose base64 starts with '/' round-trip through their canonical spelling",
@@ -43,10 +38,8 @@ struct PinFuzzRegressionTests {
     func slashDigestsRoundTrip(first: UInt8) throws {
         let pin = try #require(SPKIPin(digest: [first] + [UInt8](repeating: 0x5A, count: 31)))
         #expect(pin.description.hasPrefix("sha256//"))
-        withKnownIssue("SPKIPin.parse reads canonical sha256//… as curl's prefix") {
-            let reparsed = try SPKIPin.parse(pin.description)
-            #expect(reparsed == pin)
-        }
+        let reparsed = try SPKIPin.parse(pin.description)
+        #expect(reparsed == pin)
     }
 
     @Test("digests whose base64 does not start with '/' round-trip (control)",
@@ -64,10 +57,8 @@ struct PinFuzzRegressionTests {
         let text = """
             {"hosts": {"api.example.com": {"policy": "pin-public-keys", "pins": ["\(slash)", "\(backup)"]}}}
             """
-        withKnownIssue("SPKIPin.parse reads canonical sha256//… as curl's prefix") {
-            let (configuration, _) = try ConfigurationLoader.parse(text: text, source: "<test>", environment: [:],
-                                                                   cpuCount: 1)
-            #expect(configuration.policies.rules.first?.policy.pins == [slash, backup])
-        }
+        let (configuration, _) = try ConfigurationLoader.parse(text: text, source: "<test>", environment: [:],
+                                                               cpuCount: 1)
+        #expect(configuration.policies.rules.first?.policy.pins == [slash, backup])
     }
 }

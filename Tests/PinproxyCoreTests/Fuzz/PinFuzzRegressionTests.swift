@@ -5,7 +5,7 @@ import Testing
 /// Inputs found by `Fuzz/run.sh` (harness `FuzzPin`), kept as bytes exactly as
 /// libFuzzer saved them, with the invariant each one broke.
 ///
-/// Bug (open, in `SPKIPin+Parsing.swift`): a digest whose base64 starts with
+/// Bug (fixed in `SPKIPin+Parsing.swift`): a digest whose base64 starts with
 /// `/` (first byte 0xFC–0xFF, one pin in 64) has a canonical spelling that
 /// begins `sha256//`, which the parser takes for curl's `sha256//` prefix and
 /// strips one character too many. So `SPKIPin.parse(pin.description)` throws

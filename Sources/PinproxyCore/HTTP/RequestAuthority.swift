@@ -6,7 +6,7 @@
 /// no meaning for an HTTP proxy and is a classic way to disguise a host.
 enum RequestAuthority {
     static func endpoint(_ authority: Substring) -> Result<Endpoint, HTTPError> {
-        if authority.contains("@") { return .failure(.badRequest("userinfo in authority")) }
+        if authority.utf8.contains(UInt8(ascii: "@")) { return .failure(.badRequest("userinfo in authority")) }
         guard !authority.isEmpty else { return .failure(.badRequest("empty host")) }
 
         let hostText: Substring

@@ -62,7 +62,8 @@ enum HostNameSyntax {
 
     /// IPv6 literal (RFC 4291 text forms, optional embedded IPv4, no zone id).
     static func isIPv6(_ text: String) -> Bool {
-        guard text.contains(":"), text.count <= 45 else { return false }
+        // Byte scans, not Foundation's String.contains: this runs for every request's host.
+        guard text.utf8.contains(UInt8(ascii: ":")), text.utf8.count <= 45 else { return false }
         let halves = text.components(separatedBy: "::")
         guard halves.count <= 2 else { return false }
         func groups(_ part: String) -> [Substring]? {
@@ -73,7 +74,7 @@ enum HostNameSyntax {
         let tail = halves.count == 2 ? (groups(halves[1]) ?? []) : []
         var all = head + tail
         var width = 0
-        if let last = all.last, last.contains(".") {
+        if let last = all.last, last.utf8.contains(UInt8(ascii: ".")) {
             guard isIPv4(String(last)) else { return false }
             all.removeLast()
             width += 2

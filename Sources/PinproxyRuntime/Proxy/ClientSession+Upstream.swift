@@ -29,12 +29,15 @@ extension ClientSession {
 
     /// Sends the request head on a verified connection and starts both relays.
     func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
-        let timeouts = exchange.configuration.configuration.timeouts
         exchange.upstream = connection
         connection.delegate = self
-        connection.bufferEvent.setReadHighWatermark(ClientSession.highWatermark)
+        if connection.completedExchanges == 0 {
+            // Once per connection: the same limits serve it in use and idle in the pool.
+            let timeouts = exchange.configuration.configuration.timeouts
+            connection.bufferEvent.setReadHighWatermark(ClientSession.highWatermark)
+            connection.bufferEvent.setTimeouts(read: timeouts.idle, write: timeouts.idle)
+        }
         connection.bufferEvent.setWriteLowWatermark(0)
-        connection.bufferEvent.setTimeouts(read: timeouts.idle, write: timeouts.idle)
         connection.bufferEvent.write(UpstreamRequestWriter.serialise(exchange.request, routed: exchange.routed))
         connection.bufferEvent.enableReadWrite()
         pumpRequestBody()
@@ -132,7 +135,7 @@ extension ClientSession {
         let reusable = exchange.responseHead?.wantsKeepAlive == true && exchange.responseBody?.isDelimitedByClose == false
         if reusable {
             upstream.completedExchanges += 1
-            loopWorker.pool.put(upstream, idleTimeout: exchange.configuration.configuration.timeouts.idle)
+            loopWorker.pool.put(upstream)
         } else {
             upstream.delegate = nil
             upstream.close()

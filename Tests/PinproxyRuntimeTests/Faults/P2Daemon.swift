@@ -3,10 +3,14 @@ import Foundation
 /// The real `pinproxy run` binary as a child process, for the faults that
 /// need a process of its own: signals, `kill -9`, a descriptor limit, CPU time.
 ///
-/// It is started through `/bin/sh -c '[ulimit -n N;] exec pinproxy run …'` so
-/// a test can lower (or raise) the daemon's RLIMIT_NOFILE without touching the
-/// test process; `exec` keeps the PID the daemon's. Stderr goes to a file the
-/// test reads ("configuration generation N active" and friends).
+/// It is started through a small python3 `exec` wrapper (the PID stays the
+/// daemon's) that does what `/bin/sh -c 'ulimit -n N; exec pinproxy run …'`
+/// would, plus one thing a shell cannot: the test runner's threads block
+/// almost every signal, a child inherits that mask across exec, and a daemon
+/// whose SIGHUP/SIGTERM are blocked never sees them (measured: SigBlk
+/// fffffffe3bfbea27). So the wrapper empties the mask first, as a service
+/// manager does. Stderr goes to a file the test reads ("configuration
+/// generation N active" and friends).
 final class P2Daemon {
     static var binary: String { ToolPaths.repositoryRoot + "/.build/debug/pinproxy" }
 
@@ -21,10 +25,16 @@ final class P2Daemon {
         guard FileManager.default.createFile(atPath: stderrPath, contents: nil) else {
             throw TestFailure("cannot create \(stderrPath)")
         }
-        let limit = descriptorLimit.map { "ulimit -n \($0); " } ?? ""
+        let limit = descriptorLimit.map { "resource.setrlimit(resource.RLIMIT_NOFILE, (\($0), resource.getrlimit(resource.RLIMIT_NOFILE)[1]))" } ?? ""
+        let wrapper = """
+            import os, resource, signal, sys
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            \(limit)
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(limit)exec \"$0\" run --config \"$1\"", Self.binary, configPath]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", wrapper, Self.binary, "run", "--config", configPath]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         try process.run()

@@ -21,8 +21,10 @@ struct ProcessResourceFaultTests {
         while daemon.descriptorCount() < 64 && Date() < deadline { usleep(20_000) }
         #expect(daemon.descriptorCount() == 64)
         let before = daemon.cpuSeconds()
+        #expect(before >= 0, "/proc/\(daemon.pid)/stat is readable")
         usleep(2_000_000)
         let cpu = daemon.cpuSeconds() - before
+        print("P2MEASURE ulimit cpu \(cpu) fds \(daemon.descriptorCount())")
         #expect(cpu >= 0 && cpu < 0.5, "daemon CPU over 2 s with accept failing: \(cpu) s")
         #expect(daemon.stderrText().contains("Too many open files") || daemon.stderrText().contains("EMFILE"),
                 "the accept failure is logged")
@@ -58,6 +60,7 @@ struct ProcessResourceFaultTests {
         let seconds = FaultBed.seconds(since: start)
         #expect(blocked.status == 502)
         #expect(blocked.header("proxy-status") == #"pinproxy; error=tls_certificate_error; details="chain_untrusted""#)
+        print("P2MEASURE fullfs 502 after \(seconds)")
         #expect(seconds < 3, "answered after \(seconds) s")
         #expect(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").isEmpty)
         try world.expectGoodRequestServed()

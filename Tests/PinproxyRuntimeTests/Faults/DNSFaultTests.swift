@@ -34,6 +34,10 @@ struct DNSFaultTests {
         let again = try Curl.run(["-x", proxy.forwardProxy, "http://\(Self.unresolvable)/bytes/10"], timeout: 15)
         #expect(again.status == 502)
         #expect(again.header("proxy-status") == "pinproxy; error=dns_error")
+        // No client session is left behind by the failed lookups.
+        let left = DaemonSocketCensus.waitUntilEmpty(listenerPorts: [proxy.forwardPort, proxy.gatewayPort],
+                                                     upstreamPort: good.port, pooled: 2)
+        #expect(left.clientSessions == 0, "left: \(left)")
         return (result, seconds)
     }
 

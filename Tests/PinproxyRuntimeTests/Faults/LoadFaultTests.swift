@@ -41,7 +41,6 @@ struct LoadFaultTests {
             usleep(100_000)
             count = daemon.descriptorCount()
         }
-        print("P2MEASURE many \(seconds) s \(result) fds \(baseline) -> \(count)")
         #expect(count <= baseline + 4, "descriptors: baseline \(baseline), after \(count)")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)

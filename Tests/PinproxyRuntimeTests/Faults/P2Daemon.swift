@@ -9,7 +9,8 @@ import Foundation
 /// almost every signal, a child inherits that mask across exec, and a daemon
 /// whose SIGHUP/SIGTERM are blocked never sees them (measured: SigBlk
 /// fffffffe3bfbea27). So the wrapper empties the mask first, as a service
-/// manager does. Stderr goes to a file the test reads ("configuration
+/// manager does (or, with `blockedSignals`, sets exactly that mask, to test
+/// a daemon started by a careless parent). Stderr goes to a file the test reads ("configuration
 /// generation N active" and friends).
 final class P2Daemon {
     static var binary: String { ToolPaths.repositoryRoot + "/.build/debug/pinproxy" }
@@ -20,7 +21,7 @@ final class P2Daemon {
 
     /// Starts the daemon on `configPath` and waits (bounded) for its
     /// "listening on" line; throws when it exits or stays silent instead.
-    init(configPath: String, stderrPath: String, descriptorLimit: Int? = nil) throws {
+    init(configPath: String, stderrPath: String, descriptorLimit: Int? = nil, blockedSignals: [Int32] = []) throws {
         self.stderrPath = stderrPath
         guard FileManager.default.createFile(atPath: stderrPath, contents: nil) else {
             throw TestFailure("cannot create \(stderrPath)")
@@ -28,7 +29,7 @@ final class P2Daemon {
         let limit = descriptorLimit.map { "resource.setrlimit(resource.RLIMIT_NOFILE, (\($0), resource.getrlimit(resource.RLIMIT_NOFILE)[1]))" } ?? ""
         let wrapper = """
             import os, resource, signal, sys
-            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            signal.pthread_sigmask(signal.SIG_SETMASK, \(blockedSignals))
             \(limit)
             os.execv(sys.argv[1], sys.argv[1:])
             """

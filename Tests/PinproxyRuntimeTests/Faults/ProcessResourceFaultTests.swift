@@ -14,6 +14,7 @@ struct ProcessResourceFaultTests {
         let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
                                   descriptorLimit: 64)
         try world.expectGoodRequestServed()
+        let baseline = daemon.descriptorCount()
         var clients: [RawClient] = []
         for _ in 0..<100 { clients.append(try RawClient(port: world.forwardPort)) }
         // Bounded wait until the daemon holds all 64 descriptors.
@@ -24,7 +25,6 @@ struct ProcessResourceFaultTests {
         #expect(before >= 0, "/proc/\(daemon.pid)/stat is readable")
         usleep(2_000_000)
         let cpu = daemon.cpuSeconds() - before
-        print("P2MEASURE ulimit cpu \(cpu) fds \(daemon.descriptorCount())")
         #expect(cpu >= 0 && cpu < 0.5, "daemon CPU over 2 s with accept failing: \(cpu) s")
         #expect(daemon.stderrText().contains("Too many open files") || daemon.stderrText().contains("EMFILE"),
                 "the accept failure is logged")
@@ -36,6 +36,10 @@ struct ProcessResourceFaultTests {
         #expect(result.status == 200)
         #expect(result.body == FaultBed.pattern(1000))
         #expect(FaultBed.seconds(since: start) < 5)
+        // Every held session is gone again (the backlog drained and closed).
+        let settle = Date().addingTimeInterval(5)
+        while daemon.descriptorCount() > baseline + 2 && Date() < settle { usleep(50_000) }
+        #expect(daemon.descriptorCount() <= baseline + 2, "descriptors: baseline \(baseline), now \(daemon.descriptorCount())")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
@@ -60,7 +64,6 @@ struct ProcessResourceFaultTests {
         let seconds = FaultBed.seconds(since: start)
         #expect(blocked.status == 502)
         #expect(blocked.header("proxy-status") == #"pinproxy; error=tls_certificate_error; details="chain_untrusted""#)
-        print("P2MEASURE fullfs 502 after \(seconds)")
         #expect(seconds < 3, "answered after \(seconds) s")
         #expect(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").isEmpty)
         try world.expectGoodRequestServed()

@@ -38,7 +38,6 @@ struct ProcessSignalFaultTests {
         daemon.signal(SIGKILL)
         #expect(daemon.waitForExit(timeout: 5) == SIGKILL)
         let (afterKill, endsWithNewline) = Self.lines(of: logPath)
-        print("P2MEASURE kill9 lines \(afterKill.count)")
         #expect(afterKill.count >= 40, "events on disk when killed: \(afterKill.count)")
         #expect(endsWithNewline)
         #expect(afterKill.allSatisfy(Self.parses), "a line does not parse")
@@ -102,8 +101,7 @@ struct ProcessSignalFaultTests {
             .filter { $0.contains("configuration generation") && $0.hasSuffix(" active") }
             .compactMap { Int($0.split(separator: " ").dropLast().last ?? "") }
         #expect(generations == Array(2...(sent + 1)), "generations logged: \(generations)")
-        print("P2MEASURE sighup sent \(sent) late \(late) load \(loadResult)")
-        #expect(sent >= 25, "SIGHUPs sent in 3 s: \(sent) (\(late) reloads slower than 100 ms)")
+        #expect(sent >= 20, "SIGHUPs sent in 3 s: \(sent) (\(late) reloads slower than 100 ms)")
         #expect(loadResult["failed"] as? Int == 0, "load: \(loadResult)")
         #expect((loadResult["ok"] as? Int ?? 0) > 50, "load: \(loadResult)")
         try world.expectGoodRequestServed()
@@ -138,7 +136,6 @@ struct ProcessSignalFaultTests {
         #expect(group.wait(timeout: .now() + 20) == .success)
         #expect(exit == 0)
         #expect(exitSeconds >= 1.5 && exitSeconds < 10, "exited \(exitSeconds) s after SIGTERM")
-        print("P2MEASURE sigterm exit after \(exitSeconds) s")
         let finished = results.all
         #expect(finished.count == 3)
         let expected = FaultBed.pattern(size)
@@ -150,5 +147,21 @@ struct ProcessSignalFaultTests {
         // Stopped accepting: nothing listens on the port any more.
         let after = try Curl.run(world.proxyArguments + [world.goodURL], timeout: 5)
         #expect(after.exitCode == 7, "curl: couldn't connect")
+    }
+
+    @Test("a daemon whose parent left SIGHUP and SIGTERM blocked still reloads and stops on them")
+    func signalsBlockedByTheParent() throws {
+        let world = try P2World()
+        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
+        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
+                                  blockedSignals: [SIGHUP, SIGTERM])
+        daemon.signal(SIGHUP)
+        let deadline = Date().addingTimeInterval(3)
+        while !daemon.stderrText().contains("configuration generation 2 active") && Date() < deadline { usleep(20_000) }
+        // Fails today (product bug, reported): the mask is inherited across
+        // exec and pinproxy never unblocks the signals it handles.
+        #expect(daemon.stderrText().contains("configuration generation 2 active"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 5) == 0)
     }
 }

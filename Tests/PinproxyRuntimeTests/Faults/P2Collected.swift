@@ -1,0 +1,11 @@
+import Foundation
+
+/// Values gathered from several threads (curl results, a tool's JSON), read
+/// once the threads are done.
+final class P2Collected<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Value] = []
+
+    func append(_ value: Value) { lock.withLock { values.append(value) } }
+    var all: [Value] { lock.withLock { values } }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// The daemon process short of resources (issue 7, fault injection): no
+/// descriptors left, and a violation log on a full filesystem.
+@Suite("Fault injection: descriptors and disk exhausted", .serialized)
+struct ProcessResourceFaultTests {
+    @Test("with ulimit -n 64 exhausted, accept does not spin and serving resumes once descriptors are free")
+    func descriptorsExhausted() throws {
+        let world = try P2World()
+        // Held connections must not be closed by the header timeout during the test.
+        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl",
+                                           timeouts: #""request_header": "60s","#)
+        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
+                                  descriptorLimit: 64)
+        try world.expectGoodRequestServed()
+        let baseline = daemon.descriptorCount()
+        var clients: [RawClient] = []
+        for _ in 0..<100 { clients.append(try RawClient(port: world.forwardPort)) }
+        // Bounded wait until the daemon holds all 64 descriptors.
+        let deadline = Date().addingTimeInterval(5)
+        while daemon.descriptorCount() < 64 && Date() < deadline { usleep(20_000) }
+        #expect(daemon.descriptorCount() == 64)
+        let before = daemon.cpuSeconds()
+        #expect(before >= 0, "/proc/\(daemon.pid)/stat is readable")
+        usleep(2_000_000)
+        let cpu = daemon.cpuSeconds() - before
+        #expect(cpu >= 0 && cpu < 0.5, "daemon CPU over 2 s with accept failing: \(cpu) s")
+        #expect(daemon.stderrText().contains("Too many open files") || daemon.stderrText().contains("EMFILE"),
+                "the accept failure is logged")
+        for client in clients { client.close() }
+        clients.removeAll()
+        // The listener resumes within about a second of the pause.
+        let start = ContinuousClock.now
+        let result = try Curl.run(world.proxyArguments + [world.goodURL], timeout: 10)
+        #expect(result.status == 200)
+        #expect(result.body == FaultBed.pattern(1000))
+        #expect(FaultBed.seconds(since: start) < 5)
+        // Every held session is gone again (the backlog drained and closed).
+        let settle = Date().addingTimeInterval(5)
+        while daemon.descriptorCount() > baseline + 2 && Date() < settle { usleep(50_000) }
+        #expect(daemon.descriptorCount() <= baseline + 2, "descriptors: baseline \(baseline), now \(daemon.descriptorCount())")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 15) == 0)
+    }
+
+    @Test("a violation log on a full filesystem: the client still gets its 502 promptly, the event lands once space is freed")
+    func violationLogOnFullFilesystem() throws {
+        let world = try P2World()
+        let mountPoint = world.directory.path + "/tiny"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try P2World.shell("mount -t tmpfs -o size=64k tmpfs '\(mountPoint)'")
+        try #require(mount == 0, "mount -t tmpfs failed (not root?): test not run")
+        defer { _ = try? P2World.shell("umount -l '\(mountPoint)'") }
+        let logPath = mountPoint + "/violations.jsonl"
+        let config = try world.writeConfig(logPath: logPath)
+        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log")
+        // Fill every block; dd stops at ENOSPC.
+        _ = try P2World.shell("dd if=/dev/zero of='\(mountPoint)/filler' bs=4k 2>/dev/null")
+        #expect(try P2World.shell("echo x >> '\(mountPoint)/probe' 2>/dev/null") != 0, "the filesystem is full")
+
+        let start = ContinuousClock.now
+        let blocked = try Curl.run(world.proxyArguments + [world.mitmURL], timeout: 10)
+        let seconds = FaultBed.seconds(since: start)
+        #expect(blocked.status == 502)
+        #expect(blocked.header("proxy-status") == #"pinproxy; error=tls_certificate_error; details="chain_untrusted""#)
+        #expect(seconds < 3, "answered after \(seconds) s")
+        #expect(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").isEmpty)
+        try world.expectGoodRequestServed()
+        // SPEC §4: the event went to stderr and is retried.
+        #expect(daemon.stderrText().contains("chain_untrusted"))
+
+        try FileManager.default.removeItem(atPath: mountPoint + "/filler")
+        let deadline = Date().addingTimeInterval(5)
+        var text = ""
+        while Date() < deadline {
+            text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if text.hasSuffix("\n") { break }
+            usleep(50_000)
+        }
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 1, "log after freeing space: \(text.prefix(200))")
+        #expect(lines.first?.contains(#""reason":"chain_untrusted""#) == true)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 15) == 0)
+    }
+}

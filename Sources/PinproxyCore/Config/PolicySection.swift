@@ -9,7 +9,7 @@ import Foundation
 /// so a bad path fails `check` rather than the first request.
 enum PolicySection {
     static let commonKeys = ["policy", "include_subdomains", "enforce", "expires", "min_tls_version",
-                             "require_forward_secrecy", "client_certificate", "client_key"]
+                             "require_forward_secrecy", "client_certificate", "client_key", "report_uri"]
 
     /// Keys each policy accepts besides the common ones.
     static func specificKeys(of kind: PolicyKind) -> [String] {
@@ -114,6 +114,14 @@ enum PolicySection {
                 return
             }
             policy.minTLSVersion = floor
+        case "report_uri":
+            guard let text = diagnostics.string(value, at: path) else { return }
+            guard ReportURISyntax.isValid(text) else {
+                diagnostics.problem(path, value, "\"\(text)\" is not an http:// URL with a host",
+                                    hint: "write e.g. \"http://127.0.0.1:9900/pin-reports\" (reports are plain HTTP POSTs)")
+                return
+            }
+            policy.reportURI = text
         case "client_certificate", "client_key":
             guard let file = diagnostics.string(value, at: path) else { return }
             diagnostics.requireReadableFile(file, at: path, value,

@@ -77,6 +77,9 @@ public struct TrustPolicy: Sendable, Hashable {
     public var minTLSVersion: TLSVersionFloor
     public var requireForwardSecrecy: Bool
     public var clientCredentials: ClientCredentialFiles?
+    /// `report_uri`: an `http://` collector that receives an RFC 7469 report
+    /// for each distinct violation (at most one per event key and minute).
+    public var reportURI: String?
 
     public init(kind: PolicyKind,
                 pins: [SPKIPin] = [],
@@ -90,7 +93,8 @@ public struct TrustPolicy: Sendable, Hashable {
                 expires: PinExpiry? = nil,
                 minTLSVersion: TLSVersionFloor = .tls12,
                 requireForwardSecrecy: Bool = true,
-                clientCredentials: ClientCredentialFiles? = nil) {
+                clientCredentials: ClientCredentialFiles? = nil,
+                reportURI: String? = nil) {
         self.kind = kind
         self.pins = pins
         self.publicKeyFiles = publicKeyFiles
@@ -104,6 +108,7 @@ public struct TrustPolicy: Sendable, Hashable {
         self.minTLSVersion = minTLSVersion
         self.requireForwardSecrecy = requireForwardSecrecy
         self.clientCredentials = clientCredentials
+        self.reportURI = reportURI
     }
 
     /// performDefaultEvaluation: chain to the trust store and host name.

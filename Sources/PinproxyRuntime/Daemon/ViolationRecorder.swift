@@ -12,6 +12,8 @@ final class ViolationRecorder: @unchecked Sendable {
     private let gate: Mutex<ViolationFloodGate>
     /// The first event of each flood key, to describe its summary line.
     private let representatives = Mutex<[String: ViolationEvent]>([:])
+    /// When each flood key last had an RFC 7469 report sent.
+    private let lastReported = Mutex<[String: Date]>([:])
     /// Events recorded since start (written or counted), for `STATUS=`.
     let recordedCount = Atomic<Int>(0)
 
@@ -49,6 +51,18 @@ final class ViolationRecorder: @unchecked Sendable {
         for (summary, event) in zip(summaries, events) {
             guard let event else { continue }
             file.append(Self.summaryLine(summary, event: event)) { _ in }
+        }
+    }
+
+    /// Whether `event` deserves a `report_uri` report: the first of its key
+    /// in a minute, so a client retrying in a loop cannot flood a collector.
+    func claimReport(for event: ViolationEvent) -> Bool {
+        let key = Self.floodKey(event)
+        return lastReported.withLock { table in
+            if let last = table[key], event.time.timeIntervalSince(last) < 60 { return false }
+            if table.count > 10_000 { table = table.filter { event.time.timeIntervalSince($0.value) < 60 } }
+            table[key] = event.time
+            return true
         }
     }
 

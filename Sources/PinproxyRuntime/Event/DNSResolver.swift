@@ -7,7 +7,7 @@ import Foundation
 /// `PINPROXY_RESOLV_CONF` names another resolv.conf; tests use it to point the
 /// resolver at a loopback DNS server they run, so no query leaves the machine.
 final class DNSResolver {
-    private let dnsBase: OpaquePointer
+    let dnsBase: OpaquePointer
     /// Keeps the loop (its event_base) alive as long as this object's event.
     private let loop: EventLoop
 

@@ -18,7 +18,9 @@ extension ClientSession {
             switch result {
             case let .success(success):
                 if let verdict = success.reported {
-                    self.loopWorker.record(self.violationEvent(for: exchange, verdict: verdict, peer: success.connection.peer)) {}
+                    let event = self.violationEvent(for: exchange, verdict: verdict, peer: success.connection.peer)
+                    self.loopWorker.record(event) {}
+                    self.loopWorker.sendReport(event, verdict: verdict, policy: exchange.policy.policy)
                 }
                 self.attach(success.connection, to: exchange)
             case let .failure(failure):
@@ -211,6 +213,7 @@ extension ClientSession {
             let event = violationEvent(for: exchange, verdict: verdict, peer: peer)
             let reason = verdict.decision.reason?.rawValue ?? "policy"
             loopWorker.logger.log(.warning, "trust", "\(upstream) blocked: \(reason)")
+            loopWorker.sendReport(event, verdict: verdict, policy: exchange.policy.policy)
             // The 502 leaves only once the event is durable on disk (SPEC §4).
             loopWorker.record(event) { [weak self] in
                 self?.respond(with: ProxyErrorResponse(

@@ -114,6 +114,14 @@ final class LoopWorker {
         shared.violations.record(event, on: loop, then: then)
     }
 
+    /// Sends the RFC 7469 report of `event` to the policy's `report_uri`, if
+    /// it has one and the event's key was not reported in the last minute.
+    func sendReport(_ event: ViolationEvent, verdict: TrustVerdict, policy: TrustPolicy) {
+        guard let uri = policy.reportURI, shared.violations.claimReport(for: event) else { return }
+        let body = PinFailureReport.body(for: event, validatedChain: verdict.chain.verified ?? [], expires: policy.expires)
+        ReportPoster.post(body, to: uri, loop: loop, resolver: resolver, logger: logger)
+    }
+
     /// Swaps in a new configuration generation (on this loop). In-flight
     /// exchanges keep the generation they started with; pooled connections and
     /// TLS sessions of older generations are retired.

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import PinproxyRuntime
+
+/// `report_uri`: RFC 7469 §3 reports POSTed to a collector on loopback, one
+/// per distinct violation and minute however often a client retries.
+@Suite("Pin failure reports end to end")
+struct PinFailureReportEndToEndTests {
+    let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory() }
+
+    /// `Tests/Tools/collector.py`, stopped when released.
+    final class Collector {
+        let port: UInt16
+        let bodiesFile: String
+        private let process = Process()
+
+        init(directory: String) throws {
+            let ready = directory + "/collector.port"
+            bodiesFile = directory + "/reports.txt"
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", ToolPaths.repositoryRoot + "/Tests/Tools/collector.py",
+                                 "--ready-file", ready, "--out", bodiesFile]
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            guard let line = ToolPaths.waitForFile(ready), let port = UInt16(line) else {
+                throw TestFailure("collector.py did not start")
+            }
+            self.port = port
+        }
+
+        deinit {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        /// Lines "PATH CONTENT-TYPE BODY".
+        func received() -> [String] {
+            ((try? String(contentsOfFile: bodiesFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+    }
+
+    @Test("a blocked MITM is reported once in RFC 7469 format, however often the client retries")
+    func reportedOnceInRFC7469Format() throws {
+        let collector = try Collector(directory: directory.path)
+        let real = try TestPKI.chain(rootName: "Real Root CA")
+        let attacker = try TestPKI.chain(rootName: "Attacker Root CA")
+        let pins = [E2EScenario.pin(real.intermediate.certificate), E2EScenario.backupPin()]
+        let scenario = try E2EScenario(
+            directory: directory.path, chain: attacker,
+            trusting: [real.root.certificate, attacker.root.certificate],
+            config: """
+            "hosts": { "api.example.com": { "policy": "pin-public-keys",
+              "pins": [\(pins.map { "\"\($0)\"" }.joined(separator: ", "))],
+              "report_uri": "http://127.0.0.1:\(collector.port)/hpkp-report" } },
+            """)
+        for _ in 0..<3 {
+            let result = try scenario.get("/bytes/100?secret=1")
+            #expect(result.status == 502)
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while collector.received().isEmpty && Date() < deadline { usleep(20_000) }
+        usleep(300_000)   // a second report, if one were (wrongly) sent, would have arrived by now
+        let received = collector.received()
+        try #require(received.count == 1, "reports received: \(received.count)")
+        let parts = received[0].split(separator: " ", maxSplits: 2).map(String.init)
+        #expect(parts[0] == "/hpkp-report")
+        #expect(parts[1] == "application/json")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(parts[2].utf8)) as? [String: Any])
+        #expect(report["hostname"] as? String == "api.example.com")
+        #expect(report["port"] as? Int == 443)
+        #expect(report["noted-hostname"] as? String == "api.example.com")
+        #expect(report["include-subdomains"] as? Bool == false)
+        #expect(report["known-pins"] as? [String] == pins.map { "pin-sha256=\"\($0.dropFirst("sha256/".count))\"" })
+        let served = try #require(report["served-certificate-chain"] as? [String])
+        #expect(served == [TestPKI.pem(attacker.leaf.certificate), TestPKI.pem(attacker.intermediate.certificate)])
+        // The attacker's chain validated (its CA is trusted): the pin decided.
+        #expect((report["validated-certificate-chain"] as? [String])?.count == 3)
+        #expect(report["date-time"] is String)
+        #expect(!parts[2].contains("secret"))
+    }
+}

@@ -12,9 +12,9 @@ struct DNSFaultTests {
 
     /// A daemon whose resolver is `dns`, with the FaultBed-style good upstream
     /// reachable through a `resolve` override (no DNS query needed).
-    private func run(_ behaviour: P2DNSServer.Behaviour) throws -> (result: Curl.Result, seconds: Double) {
+    private func run(_ behaviour: E2EDNSServer.Answer) throws -> (result: Curl.Result, seconds: Double) {
         let directory = try TemporaryDirectory()
-        let dns = try P2DNSServer(behaviour, directory: directory.path)
+        let dns = try E2EDNSServer(answer: behaviour, directory: directory.path)
         let pki = try UpstreamPKI(directory: directory.path)
         let good = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: directory.path)
         let proxy = try ProxyUnderTest(directory: directory.path, body: """

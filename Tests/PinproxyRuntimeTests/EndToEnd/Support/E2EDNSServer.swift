@@ -8,11 +8,14 @@ final class E2EDNSServer {
     enum Answer {
         case nxdomain
         case servfail
+        /// Never answers: the resolver times out.
+        case silent
 
         var arguments: [String] {
             switch self {
             case .nxdomain: ["--rcode", "3"]
             case .servfail: ["--rcode", "2"]
+            case .silent: ["--silent"]
             }
         }
     }

@@ -1,4 +1,8 @@
 internal import COpenSSL
+// Socket constants (SOCK_STREAM …) through the libevent module, whose shim
+// includes the libc socket headers first: seen through COpenSSL alone they
+// were missing in some clean builds.
+internal import CLibevent
 import Foundation
 import PinproxyCore
 

@@ -17,7 +17,9 @@ public func fuzzPin(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let canonical = pin.description
         Invariant.check((try? SPKIPin.parse(canonical)) == pin, "\(canonical) does not parse back")
         let encoded: Substring
-        if text.hasPrefix("sha256//") {
+        // "sha256//" + 43 characters is the canonical spelling of a digest whose
+        // base64 starts with '/' (a 32-byte digest is always 44 characters).
+        if text.hasPrefix("sha256//"), text.utf8.count != 7 + 44 {
             encoded = text.dropFirst(8)
         } else if text.hasPrefix("sha256/") {
             encoded = text.dropFirst(7)

@@ -26,6 +26,17 @@ struct PinFuzzRegressionTests {
         #expect(pin.digest.first == 0xFF)
     }
 
+    /// `crash-c53e0619…`: 43 characters after "sha256//" cannot be curl's
+    /// spelling of a 32-byte digest (44 characters), so it is the canonical
+    /// spelling of a digest whose base64 starts with '/'.
+    @Test("sha256// followed by 43 characters is read as the canonical spelling")
+    func fortyThreeAfterDoubleSlash() throws {
+        let text = "sha256//47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWG3hSuFU="
+        let pin = try SPKIPin.parse(text)
+        #expect(pin.description == text)
+        #expect(pin.digest.first == 0xFF)
+    }
+
     @Test("the canonical spelling of the fuzzer's pin parses back to the same pin")
     func crashInputRoundTrips() throws {
         let pin = try SPKIPin.parse(String(decoding: Self.curlSpelledSlashDigest, as: UTF8.self))

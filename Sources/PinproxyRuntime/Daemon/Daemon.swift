@@ -130,14 +130,6 @@ public final class Daemon: @unchecked Sendable {
         workers[0].loop.execute { [self] in beginShutdown() }
     }
 
-    /// Re-reads the configuration from any thread (what SIGHUP does).
-    public func requestReload() {
-        workers[0].loop.execute { [self] in reload() }
-    }
-
-    /// The current configuration generation (SPEC §2), read on the main loop.
-    public var configurationGeneration: Int { workers[0].configuration.generation }
-
     private func installSignals(on loop: EventLoop) {
         // A parent (a script, a supervisor) may have left these blocked;
         // blocked, they would never reach libevent's handler.

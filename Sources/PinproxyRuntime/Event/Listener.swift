@@ -39,9 +39,7 @@ final class Listener {
             throw RuntimeError.system("evconnlistener_new", errno)
         }
         evconnlistener_set_error_cb(listener, Listener.errorTrampoline)
-        resumeTimer = Timer(loop: loop) { [unowned self] in
-            if let listener = self.listener { evconnlistener_enable(listener) }
-        }
+        resumeTimer = Timer(loop: loop) { [unowned self] in self.resume() }
     }
 
     deinit { close() }

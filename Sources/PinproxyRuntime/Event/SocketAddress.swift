@@ -69,11 +69,6 @@ struct SocketAddress: Sendable, CustomStringConvertible {
     /// `ip:port`, IPv6 in brackets, as in logs and the violation log.
     var description: String { family == AF_INET6 ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
 
-    var isLoopback: Bool {
-        if family == AF_INET6 { return ip == "::1" }
-        return ip.hasPrefix("127.")
-    }
-
     /// Calls `body` with the address as a `sockaddr` pointer.
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         withUnsafeBytes(of: storage) { raw in

@@ -59,8 +59,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         if state == .awaitingHead && client.inputLength == 0 { close() }
     }
 
-    var isIdle: Bool { state == .awaitingHead && client.inputLength == 0 }
-
     // MARK: request heads
 
     private func armHeadTimer(idle: Bool) {

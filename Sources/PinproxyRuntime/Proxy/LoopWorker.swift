@@ -32,7 +32,6 @@ final class LoopWorker {
     private var drainCompletion: (() -> Void)?
 
     var logger: Logger { shared.logger }
-    var sessionCount: Int { sessions.count }
 
     init(configuration: ActiveConfiguration, shared: SharedDaemonState, resolvConf: String?) throws {
         loop = try EventLoop()

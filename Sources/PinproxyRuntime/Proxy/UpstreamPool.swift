@@ -12,7 +12,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     private var idle: [PoolKey: [UpstreamConnection]] = [:]
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
     private let maxIdlePerKey: Int
-    private(set) var idleCount = 0
 
     init(maxIdlePerKey: Int = 512) {
         self.maxIdlePerKey = maxIdlePerKey
@@ -22,7 +21,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func take(_ key: PoolKey) -> UpstreamConnection? {
         guard var list = idle[key], let connection = list.popLast() else { return nil }
         idle[key] = list.isEmpty ? nil : list
-        idleCount -= 1
         connection.delegate = nil
         return connection
     }
@@ -38,7 +36,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         connection.bufferEvent.enableRead()
         list.append(connection)
         idle[connection.key] = list
-        idleCount += 1
     }
 
     func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
@@ -51,7 +48,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func retire(before generation: Int) {
         for (key, list) in idle where key.generation < generation {
             list.forEach { $0.close() }
-            idleCount -= list.count
             idle[key] = nil
         }
         sessions = sessions.filter { $0.key.generation >= generation }
@@ -62,7 +58,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         idle.values.forEach { $0.forEach { $0.close() } }
         idle.removeAll()
         sessions.removeAll()
-        idleCount = 0
     }
 
     private func remove(_ connection: UpstreamConnection) {
@@ -70,7 +65,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         guard var list = idle[connection.key], let index = list.firstIndex(where: { $0 === connection }) else { return }
         list.remove(at: index)
         idle[connection.key] = list.isEmpty ? nil : list
-        idleCount -= 1
     }
 
     // An idle connection must stay silent: data, EOF, error or timeout retire it.

@@ -9,7 +9,7 @@ import PackageDescription
 // which instruments PinproxyCore too (coverage feedback comes from the parsers,
 // not from the harness). Each harness is one executable whose only entry point
 // is `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`.
-let harnesses = ["FuzzRequestHead", "FuzzResponseHead", "FuzzConfiguration", "FuzzPin", "FuzzHostMatcher"]
+let harnesses = ["FuzzRequestHead", "FuzzResponseHead", "FuzzConfiguration", "FuzzPin", "FuzzHostMatcher", "FuzzViolationLogLine"]
 
 let package = Package(
     name: "pinproxy-fuzz",

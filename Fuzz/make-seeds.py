@@ -255,3 +255,36 @@ configs = {
 }
 for name, data in configs.items():
     write("FuzzConfiguration", name, data.encode("utf-8"))
+
+# FuzzViolationLogLine: first byte 0x00 = log bytes (two reads, then end of
+# file), 0x01 = an event built from NUL-separated fields and round-tripped.
+LOG_VIOLATION = ('{"time":"2026-11-30T17:43:44.120Z","event":"pin_violation","action":"blocked",'
+    '"reason":"pin_mismatch","host":"api.example.com","port":443,"peer_address":"127.0.0.1:9443",'
+    '"rule":"api.example.com","policy":"pin-public-keys","enforce":true,"include_subdomains":false,'
+    '"known_pins":["%s"],"served_chain":[{"subject":"CN=api.example.com","issuer":"CN=Evil CA",'
+    '"spki_sha256":"%s","cert_sha256":"00","not_before":"2026-01-01T00:00:00Z","not_after":"2027-01-01T00:00:00Z"}],'
+    '"served_certificate_chain":[],"client_address":"127.0.0.1:5555","listener":"127.0.0.1:8080",'
+    '"config_generation":1,"request":{"method":"GET","target":"/v1/x"},"detail":"no pin matched"}') % (PIN_A, PIN_B)
+LOG_SUMMARY = ('{"time":"2026-11-30T17:44:44.000Z","event":"pin_violation_summary","action":"blocked",'
+    '"reason":"pin_mismatch","host":"api.example.com","port":443,"rule":"api.example.com","count":41,'
+    '"first_time":"2026-11-30T17:43:45.000Z","last_time":"2026-11-30T17:44:43.999Z"}')
+logs = {
+    "violation": LOG_VIOLATION + "\n",
+    "summary": LOG_SUMMARY + "\n",
+    "two-lines-crlf": LOG_VIOLATION + "\r\n" + LOG_SUMMARY + "\r\n",
+    "torn-tail": LOG_VIOLATION + "\n" + LOG_SUMMARY[:57],
+    "escaped-controls": LOG_VIOLATION.replace("CN=Evil CA", "CN=Evil\\u001b[2J\\n\\u0085CA") + "\n",
+    "wrong-types": LOG_SUMMARY.replace('"count":41', '"count":"41"') + "\n" + LOG_VIOLATION.replace('"port":443', '"port":null') + "\n",
+    "unknown-event": LOG_SUMMARY.replace("pin_violation_summary", "pin_violation_v2") + "\n",
+    "bad-time": LOG_VIOLATION.replace("2026-11-30T17:43:44.120Z", "2026-13-30T25:43:44Z") + "\n",
+    "not-json": "hello\n\n{\n[]\n\"x\"\n",
+}
+for name, data in logs.items():
+    write("FuzzViolationLogLine", "log-" + name, b"\x00" + data.encode("utf-8") + b"\x80")
+events = {
+    "plain": ["api.example.com", "api.example.com", "no pin matched", "CN=api.example.com", "CN=Evil CA", "chain", "GET", "/v1/x?token=secret"],
+    "controls": ["h\nx", "r\u2028", "d\x1b[2J\"\\", "CN=\x07\x9b", "O=\u202e", "c", "G\tET", "/#frag"],
+    "no-chain": ["[::1]", "*.example.com", "", "", "", "", "CONNECT", "api.example.com:443"],
+}
+for name, fields in events.items():
+    write("FuzzViolationLogLine", "event-" + name, b"\x01" + b"\x00".join(f.encode("utf-8") for f in fields))

@@ -44,12 +44,29 @@ struct JSONLineWriter {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// RFC 8259 §7: `"` and `\` escaped, control characters U+0000…U+001F as
-    /// their two-character escape (`\n`, `\t`, …) or `\u00XX`; everything else,
-    /// including non-ASCII UTF-8, copied unchanged (a Swift `String` is always
-    /// valid UTF-8).
+    /// their two-character escape (`\n`, `\t`, …) or `\u00XX`. Beyond what
+    /// RFC 8259 requires, DEL and the C1 controls U+0080…U+009F (a terminal
+    /// acts on them, and `pinproxy tail --json` prints lines as written) and
+    /// U+2028/U+2029 (line breaks to JavaScript) are escaped too, so a hostile
+    /// certificate subject stays inert text. Everything else, including other
+    /// non-ASCII UTF-8, is copied unchanged (a Swift `String` is always valid UTF-8).
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        let utf8 = Array(text.utf8)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            index += 1
+            if byte == 0xC2, index < utf8.count, (0x80...0x9F).contains(utf8[index]) {
+                appendUnicodeEscape(UInt16(utf8[index]))
+                index += 1
+                continue
+            }
+            if byte == 0xE2, index + 1 < utf8.count, utf8[index] == 0x80, utf8[index + 1] == 0xA8 || utf8[index + 1] == 0xA9 {
+                appendUnicodeEscape(utf8[index + 1] == 0xA8 ? 0x2028 : 0x2029)
+                index += 2
+                continue
+            }
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
@@ -58,14 +75,21 @@ struct JSONLineWriter {
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
             case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0x0F)])
+            case 0x00..<0x20, 0x7F:
+                appendUnicodeEscape(UInt16(byte))
             default:
                 bytes.append(byte)
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `\uXXXX`, lower-case hex.
+    private mutating func appendUnicodeEscape(_ unit: UInt16) {
+        bytes.append(UInt8(ascii: "\\"))
+        bytes.append(UInt8(ascii: "u"))
+        for shift in stride(from: 12, through: 0, by: -4) {
+            bytes.append(Self.hex[Int((unit >> UInt16(shift)) & 0x0F)])
+        }
     }
 }

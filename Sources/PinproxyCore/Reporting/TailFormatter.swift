@@ -31,8 +31,9 @@ public struct TailFormatter: Sendable {
         } else {
             action = label + padding
         }
-        let endpoint = record.host.contains(":") ? "[\(record.host)]:\(record.port)" : "\(record.host):\(record.port)"
-        return "\(time) \(action) \(endpoint)  \(record.reason)  \(evidence(record))"
+        let host = Self.inert(record.host)
+        let endpoint = host.contains(":") ? "[\(host)]:\(record.port)" : "\(host):\(record.port)"
+        return "\(time) \(action) \(endpoint)  \(Self.inert(record.reason))  \(evidence(record))"
     }
 
     private func evidence(_ record: ViolationLogRecord) -> String {
@@ -40,9 +41,9 @@ public struct TailFormatter: Sendable {
         case let .summary(count, firstTime, lastTime):
             return "×\(count) more (first \(RFC3339Timestamp.seconds(firstTime)) last \(RFC3339Timestamp.seconds(lastTime)))"
         case let .violation(leaf?, _):
-            return "served \(Self.shortened(leaf.spki)) (\(leaf.subject) ← \(leaf.issuer))"
+            return "served \(Self.inert(Self.shortened(leaf.spki))) (\(Self.inert(leaf.subject)) ← \(Self.inert(leaf.issuer)))"
         case let .violation(nil, detail):
-            return detail
+            return Self.inert(detail)
         }
     }
 
@@ -53,5 +54,27 @@ public struct TailFormatter: Sendable {
         let digest = pin.dropFirst(prefix.count)
         guard digest.count > pinPrefixLength else { return pin }
         return prefix + digest.prefix(pinPrefixLength) + "…"
+    }
+
+    /// `text` with every control character (C0, DEL, C1) and the Unicode line
+    /// and paragraph separators written as a visible `\u{XX}` escape. The log
+    /// is read, not trusted: a subject or issuer is chosen by whoever made the
+    /// served certificate, and a raw ESC or newline in it would let a man in
+    /// the middle rewrite the operator's terminal or forge a second line.
+    static func inert(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }

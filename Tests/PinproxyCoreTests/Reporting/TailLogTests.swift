@@ -25,6 +25,20 @@ import Testing
         #expect(record.rawLine == line)
     }
 
+    // Found by FuzzViolationLogLine: subject and issuer come from the served
+    // certificate, so a man in the middle chooses them; printed raw, an ESC
+    // sequence would rewrite the operator's terminal and a newline would
+    // forge a second, innocent-looking line.
+    @Test("control characters from the log are shown as escapes, never sent to the terminal")
+    func controlsAreInert() throws {
+        let line = Self.violation(host: #"evil\u001b[2J"#)
+            .replacingOccurrences(of: "CN=Evil CA", with: #"CN=Evil\n2026-11-30T17:43:44Z REPORTED ok\u009b\u2028"#)
+        let record = try ViolationLogRecord.parse(line)
+        let shown = TailFormatter(usesColour: false).line(for: record)
+        #expect(shown == #"2026-11-30T17:43:44Z BLOCKED  evil\u{1B}[2J:443  pin_mismatch  served sha256/Ab3DeF9hIj… (CN=api.example.com ← CN=Evil\u{A}2026-11-30T17:43:44Z REPORTED ok\u{9B}\u{2028})"#)
+        #expect(!shown.unicodeScalars.contains { $0.value < 0x20 })
+    }
+
     @Test("colour wraps only the action, and keeps the columns")
     func colour() throws {
         let record = try ViolationLogRecord.parse(Self.violation())

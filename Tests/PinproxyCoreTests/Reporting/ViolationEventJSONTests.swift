@@ -88,7 +88,21 @@ struct ViolationEventJSONTests {
     func escaping() throws {
         let detail = "a\u{01}b\"c\\d\te\u{1F}f\u{7F}é→𝄞\u{00}"
         let body = text(event(detail: detail).jsonLine())
-        #expect(body.contains(#""detail":"a\u0001b\"c\\d\te\u001ff"# + "\u{7F}é→𝄞" + #"\u0000"}"#))
+        #expect(body.contains(#""detail":"a\u0001b\"c\\d\te\u001ff\u007f"# + "é→𝄞" + #"\u0000"}"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        #expect(object["detail"] as? String == detail)
+    }
+
+    // Found by FuzzViolationLogLine: a served certificate's subject is chosen
+    // by whoever made it; raw C1 controls (U+009B is CSI to a terminal) or
+    // U+2028 would reach `pinproxy tail --json` as written.
+    @Test("DEL, C1 controls and U+2028/U+2029 are escaped too, and round-trip")
+    func terminalControlsEscaped() throws {
+        let detail = "CN=x\u{9B}2J\u{85}y\u{2028}z\u{2029}\u{7F}\u{A0}é"
+        let line = event(detail: detail).jsonLine()
+        let body = text(line)
+        #expect(body.contains(#""detail":"CN=x\u009b2J\u0085y\u2028z\u2029\u007f"# + "\u{A0}é\"}"))
+        #expect(!body.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 })
         let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect(object["detail"] as? String == detail)
     }

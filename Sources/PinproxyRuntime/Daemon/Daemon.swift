@@ -88,6 +88,12 @@ public final class Daemon: @unchecked Sendable {
 
     /// Runs until shutdown; returns the process exit code (0 after a drain).
     public func run() -> Int32 {
+        // Writing to a peer that has gone must be an EPIPE the session handles,
+        // never a signal that kills the process: sockets are written by
+        // libevent, by OpenSSL's socket BIO and directly
+        // (`BufferEvent.flushOutput`), none of which passes MSG_NOSIGNAL. Even
+        // when the host process keeps its other signals (an embedded daemon).
+        signal(SIGPIPE, SIG_IGN)
         let main = workers[0]
         for worker in workers.dropFirst() {
             finishedThreads.enter()

@@ -1,4 +1,5 @@
 internal import CLibevent
+internal import COpenSSL
 import Foundation
 
 /// Receives a bufferevent's callbacks. One method per callback; the
@@ -62,6 +63,61 @@ final class BufferEvent {
     func enableRead() { if let raw { bufferevent_enable(raw, EventFlags.read) } }
     func disableRead() { if let raw { bufferevent_disable(raw, EventFlags.read) } }
     func enableReadWrite() { if let raw { bufferevent_enable(raw, EventFlags.readWrite) } }
+    func enableWrite() { if let raw { bufferevent_enable(raw, EventFlags.write) } }
+    func disableWrite() { if let raw { bufferevent_disable(raw, EventFlags.write) } }
+
+    // MARK: writing without waiting for the loop
+    //
+    // A bufferevent only writes when the loop reports the socket writable:
+    // every response costs an epoll_ctl to watch EPOLLOUT, a loop turn, and an
+    // epoll_ctl to stop watching. A connected socket almost always has room
+    // for a small response, so, like HAProxy, pinproxy writes first and only
+    // watches for writability when the socket did not take everything.
+
+    /// Plain sockets: writes the pending output now (one `writev`). Whatever
+    /// the socket does not take stays queued and EV_WRITE is enabled, with its
+    /// write timeout, until libevent has written it; a write error is left for
+    /// libevent's own write to report through the event callback.
+    ///
+    /// Callers keep EV_WRITE disabled while the output is empty (otherwise each
+    /// append would still arm EPOLLOUT) and call this after every append.
+    func flushOutput() {
+        guard let raw else { return }
+        let output = bufferevent_get_output(raw)
+        guard evbuffer_get_length(output) > 0 else { return }
+        let descriptor = bufferevent_getfd(raw)
+        if descriptor >= 0 {
+            // libevent freezes the front of a socket bufferevent's output so that
+            // only its own write drains it; it thaws it the same way around its write.
+            evbuffer_unfreeze(output, 1)
+            _ = evbuffer_write(output, descriptor)
+            evbuffer_freeze(output, 1)
+        }
+        if evbuffer_get_length(output) > 0 { bufferevent_enable(raw, EventFlags.write) }
+    }
+
+    /// The largest write sent with `SSL_write` directly: one TLS record. A
+    /// write OpenSSL could not finish is retried by libevent from the output
+    /// buffer, at most 16 KiB at a time, and OpenSSL requires the retry to
+    /// repeat the same bytes, so a direct write must never be longer.
+    static let maximumDirectTLSWrite = 16 * 1024
+
+    /// TLS: sends `bytes` with `SSL_write` now when nothing is queued ahead of
+    /// them; otherwise, or when OpenSSL cannot send them whole right away
+    /// (socket full, connection failed), they are queued for libevent, which
+    /// writes them on the next writable event and reports any error.
+    func writeTLSNow(_ bytes: [UInt8]) {
+        guard let raw else { return }
+        if bytes.count <= Self.maximumDirectTLSWrite, evbuffer_get_length(bufferevent_get_output(raw)) == 0,
+           let ssl = bufferevent_openssl_get_ssl(raw) {
+            ERR_clear_error()
+            let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
+            if written == Int32(bytes.count) { return }
+            ERR_clear_error()
+        }
+        write(bytes)
+        bufferevent_enable(raw, EventFlags.write)
+    }
 
     /// The write callback fires when output drains to `low` bytes or fewer.
     func setWriteLowWatermark(_ low: Int) { if let raw { bufferevent_setwatermark(raw, EventFlags.write, low, 0) } }

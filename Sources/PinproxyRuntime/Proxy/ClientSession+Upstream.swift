@@ -40,8 +40,10 @@ extension ClientSession {
             connection.bufferEvent.setTimeouts(read: timeouts.idle, write: timeouts.idle)
         }
         connection.bufferEvent.setWriteLowWatermark(0)
-        connection.bufferEvent.write(UpstreamRequestWriter.serialise(exchange.request, routed: exchange.routed))
-        connection.bufferEvent.enableReadWrite()
+        // Reading only: enabling EV_WRITE would arm EPOLLOUT for nothing. The
+        // head goes out with SSL_write now; what cannot is queued with EV_WRITE on.
+        connection.bufferEvent.enableRead()
+        connection.bufferEvent.writeTLSNow(UpstreamRequestWriter.serialise(exchange.request, routed: exchange.routed))
         pumpRequestBody()
         relayResponse()
     }
@@ -49,7 +51,9 @@ extension ClientSession {
     func pumpRequestBody() {
         guard let exchange = currentExchange, let upstream = exchange.upstream, !exchange.requestComplete else { return }
         let client = clientBuffer
-        switch exchange.requestBody.pump(from: client.input, to: upstream.bufferEvent.output) {
+        let progress = exchange.requestBody.pump(from: client.input, to: upstream.bufferEvent.output)
+        if upstream.bufferEvent.outputLength > 0 { upstream.bufferEvent.enableWrite() }
+        switch progress {
         case .complete:
             exchange.requestComplete = true
             finishIfDone(exchange)
@@ -69,6 +73,8 @@ extension ClientSession {
     func relayResponse() {
         guard let exchange = currentExchange, let upstream = exchange.upstream else { return }
         let client = clientBuffer
+        // Whatever this step queued (a 1xx, a head) leaves now, not a loop turn later.
+        defer { client.flushOutput() }
         let limits = exchange.configuration.configuration.limits
         while exchange.responseBody == nil {
             let headLimits = HeadLimits(maxHeaderBytes: limits.maxHeaderBytes, maxTargetBytes: limits.maxRequestTargetBytes)
@@ -105,6 +111,9 @@ extension ClientSession {
         guard var body = exchange.responseBody, !exchange.responseComplete else { return }
         let progress = body.pump(from: upstream.bufferEvent.input, to: client.output)
         exchange.responseBody = body
+        // Before the watermark check: only what the socket refused counts, and
+        // a pause must leave EV_WRITE armed so the drain resumes the relay.
+        client.flushOutput()
         switch progress {
         case .complete:
             exchange.responseComplete = true

@@ -49,7 +49,10 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         let configuration = worker.configuration.configuration
         client.setReadHighWatermark(configuration.limits.maxHeaderBytes + 16 * 1024)
         client.setTimeouts(read: nil, write: configuration.timeouts.idle)
-        client.enableReadWrite()
+        // EV_WRITE stays off while nothing is queued: output is written at once
+        // by `flushOutput()`, which arms EV_WRITE only for what the socket refused.
+        client.disableWrite()  // a new socket bufferevent starts with EV_WRITE on
+        client.enableRead()
         armHeadTimer(idle: false)
     }
 
@@ -152,6 +155,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         }
         exchange = nil
         client.write(response.serialise())
+        client.flushOutput()
         closeAfterFlush()
     }
 
@@ -161,6 +165,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         state = .closing
         headTimer?.cancel()
         client.disableRead()
+        client.flushOutput()
         if client.outputLength == 0 { close() }
     }
 
@@ -187,6 +192,8 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
     }
 
     func bufferEventDidWrite(_ event: BufferEvent) {
+        // Drained: back to writing directly (see `BufferEvent.flushOutput`).
+        if client.outputLength == 0 { client.disableWrite() }
         if state == .closing && client.outputLength == 0 { close(); return }
         if let exchange, exchange.responsePaused, let upstream = exchange.upstream {
             exchange.responsePaused = false

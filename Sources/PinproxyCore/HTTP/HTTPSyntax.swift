@@ -48,6 +48,9 @@ enum HTTPSyntax {
 
     /// ASCII case-insensitive equality without allocating lower-cased copies.
     static func equalsIgnoringASCIICase(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
+        // Field-name lookups compare every field against a name; most differ in
+        // length, which native strings know without walking their bytes.
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

@@ -18,7 +18,11 @@ protocol BufferEventDelegate: AnyObject {
 /// and this object frees the bufferevent before it goes away.
 final class BufferEvent {
     private(set) var raw: OpaquePointer?
-    weak var delegate: BufferEventDelegate?
+    /// Unowned, not weak: every delegate owns this object (directly or through
+    /// what it owns) and frees it before going away, so a callback never finds
+    /// the delegate gone. A weak reference would give each session a side
+    /// table and put every retain and release of it on the slow path.
+    unowned var delegate: BufferEventDelegate?
     /// Keeps the loop (its event_base) alive as long as this object's event.
     private let loop: EventLoop
 

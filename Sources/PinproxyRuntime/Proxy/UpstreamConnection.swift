@@ -27,7 +27,11 @@ final class UpstreamConnection: BufferEventDelegate {
     let bufferEvent: BufferEvent
     /// Kept alive as long as the `SSL`, whose ex_data points at it unretained.
     let handshake: UpstreamHandshake
-    weak var delegate: UpstreamConnectionDelegate?
+    /// The session using this connection, or the pool holding it idle.
+    /// Unowned (no side table on the session, see `BufferEvent.delegate`):
+    /// a session sets it when it attaches and clears it when it lets go
+    /// (`finishIfDone`, `Exchange.abandonUpstream`); the pool outlives its connections.
+    unowned var delegate: UpstreamConnectionDelegate?
     /// Exchanges completed on this connection (0 = fresh from a handshake).
     var completedExchanges = 0
 

@@ -8,6 +8,13 @@ import Foundation
 /// written as A-labels (`xn--…`).
 enum HostNameSyntax {
     static func normalise(_ raw: String) -> String? {
+        // Nearly every host on the wire is already normal: lower case, no
+        // brackets, colon or trailing dot. Then normalising changes nothing and
+        // only validity is left to check, without copying or lower-casing.
+        if raw.utf8.allSatisfy({ !isUpperASCII($0) && $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: "[") }),
+           raw.utf8.last != UInt8(ascii: ".") {
+            return isIPv4(raw) || isDNSName(raw) ? raw : nil
+        }
         var text = raw
         if text.hasPrefix("["), text.hasSuffix("]") {
             text = String(text.dropFirst().dropLast())
@@ -20,8 +27,10 @@ enum HostNameSyntax {
         return isDNSName(text) ? text : nil
     }
 
+    private static func isUpperASCII(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+
     static func isDNSName(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        let bytes = text.utf8
         guard !bytes.isEmpty, bytes.count <= 253 else { return false }
         var labelLength = 0
         var previous: UInt8 = UInt8(ascii: ".")
@@ -50,14 +59,31 @@ enum HostNameSyntax {
     /// Dotted-quad IPv4, each part 0–255 without leading zeros (`010.0.0.1`
     /// is ambiguous between octal and decimal in other stacks, so refused).
     static func isIPv4(_ text: String) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return false }
-        for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let number = Int(part), number <= 255 else { return false }
-            if part.count > 1 && part.first == "0" { return false }
+        // One pass over the bytes (this runs for every request's host).
+        var dots = 0
+        var digits = 0
+        var value = 0
+        var leadingZero = false
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, dots < 3 else { return false }
+                dots += 1
+                digits = 0
+                value = 0
+            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                if digits == 0 {
+                    leadingZero = byte == UInt8(ascii: "0")
+                } else if leadingZero {
+                    return false
+                }
+                digits += 1
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                guard digits <= 3, value <= 255 else { return false }
+            } else {
+                return false
+            }
         }
-        return true
+        return dots == 3 && digits > 0
     }
 
     /// IPv6 literal (RFC 4291 text forms, optional embedded IPv4, no zone id).

@@ -6,10 +6,12 @@ serves HTTP/1.1 keep-alive over TLS, one thread per connection:
 
   GET|HEAD /bytes/N    N bytes, byte i = i % 251, Content-Length
   GET|HEAD /chunked/N  the same bytes, chunked
+  GET /slow/MS/N       N bytes as /bytes/N, after MS milliseconds (a slow upstream)
   POST /echo-length    "<length> <sha256 hex>\\n" of the request body
                        (Content-Length or chunked; honours Expect: 100-continue)
   GET /stats           {"handshakes", "requests", "connections",
-                        "app_bytes_received_by_rejected"}
+                        "app_bytes_received_by_rejected", "open_connections",
+                        "slow_in_flight", "max_slow_in_flight"}
 
 Every connection's summary goes to --events as one JSON line
 ({"handshake_ok", "app_bytes", "requests", "error"}), so a test can prove that a
@@ -20,10 +22,11 @@ request; its application bytes are what would have leaked.
 Fault modes: --stall-handshake (accept TCP, never answer TLS), --close-mid-body
 (send half of a /bytes body after a full Content-Length, then close).
 """
-import argparse, hashlib, json, os, signal, socket, ssl, sys, tempfile, threading
+import argparse, hashlib, json, os, signal, socket, ssl, sys, tempfile, threading, time
 
 PATTERN = bytes(range(251)) * (65536 // 251 + 2)  # any 64 KiB window at offset % 251
-STATS = {"handshakes": 0, "requests": 0, "connections": 0, "app_bytes_received_by_rejected": 0}
+STATS = {"handshakes": 0, "requests": 0, "connections": 0, "app_bytes_received_by_rejected": 0,
+         "open_connections": 0, "slow_in_flight": 0, "max_slow_in_flight": 0}
 LOCK = threading.Lock()
 
 
@@ -112,7 +115,19 @@ def serve_request(sock, reader, opts):
     conn = [("Connection", "keep-alive" if keep else "close")]
     head = method == "HEAD"
     parts = target.split("/")
-    if method in ("GET", "HEAD") and len(parts) == 3 and parts[1] in ("bytes", "chunked") and parts[2].isdigit():
+    if method == "GET" and len(parts) == 4 and parts[1] == "slow" and parts[2].isdigit() and parts[3].isdigit():
+        with LOCK:
+            STATS["slow_in_flight"] += 1
+            STATS["max_slow_in_flight"] = max(STATS["max_slow_in_flight"], STATS["slow_in_flight"])
+        try:
+            time.sleep(int(parts[2]) / 1000)
+        finally:
+            with LOCK:
+                STATS["slow_in_flight"] -= 1
+        n = int(parts[3])
+        respond(sock, "200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", n)] + conn, head_only=True)
+        send_pattern(sock, n)
+    elif method in ("GET", "HEAD") and len(parts) == 3 and parts[1] in ("bytes", "chunked") and parts[2].isdigit():
         n = int(parts[2])
         if parts[1] == "bytes":
             respond(sock, "200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", n)] + conn, head_only=True)
@@ -149,6 +164,7 @@ def record(opts, summary):
 def handle(raw, context, opts):
     with LOCK:
         STATS["connections"] += 1
+        STATS["open_connections"] += 1
     summary = {"handshake_ok": False, "app_bytes": 0, "requests": 0, "error": None}
     try:
         if opts.stall_handshake:
@@ -177,6 +193,8 @@ def handle(raw, context, opts):
         summary["error"] = "%s: %s" % (type(error).__name__, error)
     finally:
         raw.close()
+        with LOCK:
+            STATS["open_connections"] -= 1
         record(opts, summary)
 
 
@@ -216,7 +234,7 @@ def main():
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", opts.port))
-    listener.listen(128)
+    listener.listen(4096)  # a burst of a thousand pooled connects must not overflow the SYN queue
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # Written atomically so a polling test never reads a half-written port.
     partial = opts.ready_file + ".tmp"

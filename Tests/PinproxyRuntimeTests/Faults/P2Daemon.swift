@@ -77,6 +77,14 @@ final class P2Daemon {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
     }
 
+    /// Resident set size in bytes (`VmRSS` of `/proc/PID/status`), -1 when unreadable.
+    func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kibibytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        return kibibytes * 1024
+    }
+
     /// User + system CPU seconds the daemon has used (`/proc/PID/stat` fields 14 and 15).
     func cpuSeconds() -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -11,7 +11,7 @@ serves HTTP/1.1 keep-alive over TLS, one thread per connection:
                        (Content-Length or chunked; honours Expect: 100-continue)
   GET /stats           {"handshakes", "requests", "connections",
                         "app_bytes_received_by_rejected", "open_connections",
-                        "slow_in_flight", "max_slow_in_flight"}
+                        "slow_in_flight", "max_slow_in_flight", "resumed"}
 
 Every connection's summary goes to --events as one JSON line
 ({"handshake_ok", "app_bytes", "requests", "error"}), so a test can prove that a
@@ -26,7 +26,7 @@ import argparse, hashlib, json, os, signal, socket, ssl, sys, tempfile, threadin
 
 PATTERN = bytes(range(251)) * (65536 // 251 + 2)  # any 64 KiB window at offset % 251
 STATS = {"handshakes": 0, "requests": 0, "connections": 0, "app_bytes_received_by_rejected": 0,
-         "open_connections": 0, "slow_in_flight": 0, "max_slow_in_flight": 0}
+         "open_connections": 0, "slow_in_flight": 0, "max_slow_in_flight": 0, "resumed": 0}
 LOCK = threading.Lock()
 
 
@@ -177,6 +177,7 @@ def handle(raw, context, opts):
         summary["handshake_ok"] = True
         with LOCK:  # counted now, not at close: pooled connections stay open
             STATS["handshakes"] += 1
+            STATS["resumed"] += int(tls.session_reused)
         reader = Reader(tls)
         try:
             while True:

@@ -16,6 +16,8 @@ public struct Configuration: Sendable {
     public var threads: Int
     /// Identical violation events written in full per key per minute (`log_burst`).
     public var logBurst: Int
+    /// `upstream_reuse`: keep-alive pool size and TLS session resumption.
+    public var upstreamReuse = UpstreamReuse()
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,
@@ -72,6 +74,20 @@ public struct Timeouts: Sendable, Hashable {
     public var requestHeader: Duration = .seconds(15)
     public var idle: Duration = .seconds(60)
     public var shutdown: Duration = .seconds(10)
+    public init() {}
+}
+
+/// `upstream_reuse` (not in SPEC §2, which only says connections are pooled
+/// and sessions resumed): the knobs nginx has as `keepalive` and
+/// `proxy_ssl_session_reuse`, and HAProxy as `http-reuse` and `no-ssl-reuse`.
+public struct UpstreamReuse: Sendable, Hashable {
+    /// Idle verified connections kept per upstream host and event loop; 0
+    /// closes each upstream connection after its one exchange.
+    public var idlePerHost: Int = 512
+    /// Resume TLS sessions. false makes every new upstream connection a full
+    /// handshake, so the policy is evaluated on every connection, not only on
+    /// the one that made the session.
+    public var tlsSessions: Bool = true
     public init() {}
 }
 

@@ -8,7 +8,7 @@ import Foundation
 /// built-in defaults.
 public enum ConfigurationLoader {
     static let topLevelKeys = ["listeners", "violation_log", "trust_store", "default_policy", "hosts",
-                               "resolve", "timeouts", "limits", "threads", "log_burst"]
+                               "resolve", "timeouts", "limits", "threads", "log_burst", "upstream_reuse"]
 
     /// Reads and validates the file at `path`. `now` decides which pins count as
     /// about to expire.
@@ -86,6 +86,9 @@ public enum ConfigurationLoader {
                 if let threads = diagnostics.integer(value, at: path, in: 0...256) {
                     configuration.threads = threads == 0 ? max(1, cpuCount) : threads
                 }
+            case "upstream_reuse":
+                configuration.upstreamReuse = UpstreamReuseSection.parse(value, at: path, defaults: configuration.upstreamReuse,
+                                                                         into: &diagnostics)
             default: // "log_burst"
                 configuration.logBurst = diagnostics.integer(value, at: path, in: 1...100_000) ?? configuration.logBurst
             }

@@ -11,7 +11,7 @@ extension ClientSession {
         exchange.connector = UpstreamConnector(
             loop: worker.loop, resolver: worker.resolver, pool: worker.pool, target: target,
             connectTo: configuration.resolveOverrides[target], key: exchange.poolKey, policy: exchange.policy,
-            timeouts: configuration.timeouts
+            timeouts: configuration.timeouts, resumesSessions: configuration.upstreamReuse.tlsSessions
         ) { [weak self, weak exchange] result in
             guard let self, let exchange, self.currentExchange === exchange else { return }
             exchange.connector = nil
@@ -146,7 +146,7 @@ extension ClientSession {
         let reusable = exchange.responseHead?.wantsKeepAlive == true && exchange.responseBody?.isDelimitedByClose == false
         if reusable {
             upstream.completedExchanges += 1
-            loopWorker.pool.put(upstream)
+            loopWorker.pool.put(upstream, keepingAtMost: exchange.configuration.configuration.upstreamReuse.idlePerHost)
         } else {
             upstream.delegate = nil
             upstream.close()

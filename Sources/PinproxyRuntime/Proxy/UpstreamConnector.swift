@@ -35,6 +35,8 @@ final class UpstreamConnector: BufferEventDelegate {
     private let key: PoolKey
     private let policy: PreparedPolicy
     private let timeouts: Timeouts
+    /// `upstream_reuse.tls_sessions`: offer and store sessions for resumption.
+    private let resumesSessions: Bool
     private unowned let pool: UpstreamPool
     private var completion: ((Result<Success, UpstreamFailure>) -> Void)?
 
@@ -48,13 +50,14 @@ final class UpstreamConnector: BufferEventDelegate {
     private var handshakeTimer: Timer?
 
     init(loop: EventLoop, resolver: DNSResolver, pool: UpstreamPool, target: Endpoint, connectTo override: Endpoint?,
-         key: PoolKey, policy: PreparedPolicy, timeouts: Timeouts,
+         key: PoolKey, policy: PreparedPolicy, timeouts: Timeouts, resumesSessions: Bool = true,
          completion: @escaping (Result<Success, UpstreamFailure>) -> Void) {
         self.loop = loop
         self.target = target
         self.key = key
         self.policy = policy
         self.timeouts = timeouts
+        self.resumesSessions = resumesSessions
         self.pool = pool
         self.completion = completion
         let destination = override ?? target
@@ -123,10 +126,12 @@ final class UpstreamConnector: BufferEventDelegate {
             self?.decide(chain) ?? false
         }
         let key = self.key
-        handshake.onNewSession = { [weak pool] session in pool?.store(session, for: key) }
+        if resumesSessions {
+            handshake.onNewSession = { [weak pool] session in pool?.store(session, for: key) }
+        }
         let ssl: OpaquePointer
         do {
-            ssl = try policy.context.makeSSL(for: handshake, resuming: pool.session(for: key))
+            ssl = try policy.context.makeSSL(for: handshake, resuming: resumesSessions ? pool.session(for: key) : nil)
         } catch {
             close(descriptor)
             finish(.failure(.tls("\(error)")))

@@ -11,11 +11,8 @@ import PinproxyCore
 final class UpstreamPool: UpstreamConnectionDelegate {
     private var idle: [PoolKey: [UpstreamConnection]] = [:]
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
-    private let maxIdlePerKey: Int
 
-    init(maxIdlePerKey: Int = 512) {
-        self.maxIdlePerKey = maxIdlePerKey
-    }
+    init() {}
 
     /// The most recently returned idle connection for `key`, if any.
     func take(_ key: PoolKey) -> UpstreamConnection? {
@@ -25,11 +22,12 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         return connection
     }
 
-    /// Parks a connection whose exchange ended cleanly.
-    func put(_ connection: UpstreamConnection) {
+    /// Parks a connection whose exchange ended cleanly, unless `limit` idle
+    /// connections for its key are parked already (`upstream_reuse.idle_per_host`).
+    func put(_ connection: UpstreamConnection, keepingAtMost limit: Int) {
         guard connection.isOpen, connection.bufferEvent.inputLength == 0 else { connection.close(); return }
         var list = idle[connection.key] ?? []
-        guard list.count < maxIdlePerKey else { connection.close(); return }
+        guard list.count < limit else { connection.close(); return }
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs:
         // one setting for in use and idle saves an event_add per request.

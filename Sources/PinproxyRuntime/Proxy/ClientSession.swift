@@ -155,7 +155,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         }
         exchange = nil
         client.write(response.serialise())
-        client.flushOutput()
         closeAfterFlush()
     }
 

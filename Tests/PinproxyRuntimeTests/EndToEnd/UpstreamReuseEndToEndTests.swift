@@ -8,32 +8,21 @@ import Testing
 @Suite("upstream_reuse end to end", .serialized)
 struct UpstreamReuseEndToEndTests {
     let directory: TemporaryDirectory
-    let pki: UpstreamPKI
-    let upstream: TestUpstream
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        pki = try UpstreamPKI(directory: directory.path)
-        upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: directory.path)
-    }
+    init() throws { directory = try TemporaryDirectory() }
 
     /// Upstream handshakes, and how many of them resumed a session, for five
     /// keep-alive requests of one client through a proxy with `reuse`.
     func handshakes(reuse: String) throws -> (full: Int, resumed: Int) {
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-            "upstream_reuse": \(reuse),
-            "threads": 1,
-            """)
-        let before = try upstream.stats(caFile: pki.rootFile)
+        let scenario = try E2EScenario(directory: directory.path, chain: try TestPKI.chain(),
+                                       config: #""upstream_reuse": \#(reuse),"#)
         let urls = (0..<5).map { "http://api.example.com/bytes/\($0 + 10)" }
-        let result = try Curl.run(["-x", proxy.forwardProxy] + urls)
+        let result = try Curl.run(["-x", scenario.proxy.forwardProxy] + urls, timeout: 15)
         #expect(result.exitCode == 0 && result.status == 200)
-        let after = try upstream.stats(caFile: pki.rootFile)
-        // The second stats request is one full handshake of its own, made directly.
-        let total = (after["handshakes"] ?? 0) - (before["handshakes"] ?? 0) - 1
-        let resumed = (after["resumed"] ?? 0) - (before["resumed"] ?? 0)
+        let stats = try scenario.upstream.stats(caFile: scenario.trustStoreFile)
+        // The stats request is one full handshake of its own, made directly.
+        let total = (stats["handshakes"] ?? 0) - 1
+        let resumed = stats["resumed"] ?? 0
         return (total - resumed, resumed)
     }
 

@@ -22,10 +22,11 @@ let package = Package(
             pkgConfig: "libevent",
             providers: [.apt(["libevent-dev"])]
         ),
+        .systemLibrary(name: "CGlibcMalloc"),
         .target(name: "PinproxyCore"),
         .target(
             name: "PinproxyRuntime",
-            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent"]
+            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc"]
         ),
         .executableTarget(
             name: "pinproxy",

@@ -94,6 +94,7 @@ public final class Daemon: @unchecked Sendable {
         // (`BufferEvent.flushOutput`), none of which passes MSG_NOSIGNAL. Even
         // when the host process keeps its other signals (an embedded daemon).
         signal(SIGPIPE, SIG_IGN)
+        AllocatorTuning.apply(environment: options.environment)
         let main = workers[0]
         for worker in workers.dropFirst() {
             finishedThreads.enter()

@@ -14,7 +14,7 @@ public enum ClientResponseWriter {
     public static func serialise(_ head: HTTPResponseHead, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
         var writer = HeadWriter()
         let reason = head.reason.isEmpty ? HTTPStatusReason.phrase(for: head.status) : head.reason
-        writer.line("\(clientVersion.text) \(head.status) \(reason)")
+        writer.statusLine(clientVersion.text, head.status, reason)
         let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked
         let hopByHop = HopByHopFields(head.fields)
         var framing = FramingFieldWriter()

@@ -13,8 +13,11 @@ struct FramingFieldWriter {
     /// duplicate) and returns true; false for every other field.
     mutating func write(_ field: HTTPField, to writer: inout HeadWriter, keepChunked: Bool = true) -> Bool {
         if field.hasName("content-length") {
-            if !wroteContentLength, let first = HTTPSyntax.listElements(field.value).first {
-                writer.field(field.name, String(first))
+            if !wroteContentLength {
+                HTTPSyntax.forEachListElement(field.value) { first in
+                    writer.field(field.name, first)
+                    return false
+                }
                 wroteContentLength = true
             }
             return true

@@ -42,16 +42,21 @@ enum FramingFields {
     /// and overflow are refused (`.failure` carries the reason).
     static func contentLength(in fields: [HTTPField]) -> Result<UInt64?, HTTPError> {
         var length: UInt64?
-        for value in fields.values(named: "content-length") {
-            for element in HTTPSyntax.listElements(value) {
+        var failure: HTTPError?
+        for field in fields where field.hasName("content-length") {
+            HTTPSyntax.forEachListElement(field.value) { element in
                 guard let parsed = decimal(element) else {
-                    return .failure(.badRequest("invalid content-length"))
+                    failure = .badRequest("invalid content-length")
+                    return false
                 }
                 if let existing = length, existing != parsed {
-                    return .failure(.badRequest("differing content-length values"))
+                    failure = .badRequest("differing content-length values")
+                    return false
                 }
                 length = parsed
+                return true
             }
+            if let failure { return .failure(failure) }
         }
         return .success(length)
     }
@@ -70,17 +75,32 @@ enum FramingFields {
         return result
     }
 
-    /// The lower-cased connection options of every `Connection` field (RFC 9110 §7.6.1).
-    static func connectionOptions(in fields: [HTTPField]) -> [String] {
-        fields.values(named: "connection").flatMap { value in
-            HTTPSyntax.listElements(value).filter { !$0.isEmpty }.map { $0.lowercased() }
+    /// The connection options of every `Connection` field (RFC 9110 §7.6.1),
+    /// as received: compare them with `HTTPSyntax.equalsIgnoringASCIICase`.
+    static func connectionOptions(in fields: [HTTPField]) -> [Substring] {
+        var options: [Substring] = []
+        for field in fields where field.hasName("connection") {
+            HTTPSyntax.forEachListElement(field.value) { option in
+                if !option.isEmpty { options.append(option) }
+                return true
+            }
         }
+        return options
     }
 
     /// RFC 9112 §9.3: 1.1 persists unless `close`; 1.0 only with `keep-alive`.
+    /// Runs for every request and response: it reads the options in place.
     static func wantsKeepAlive(version: HTTPVersion, fields: [HTTPField]) -> Bool {
-        let options = connectionOptions(in: fields)
-        if options.contains("close") { return false }
-        return version == .http11 || options.contains("keep-alive")
+        var close = false
+        var keepAlive = false
+        for field in fields where field.hasName("connection") {
+            HTTPSyntax.forEachListElement(field.value) { option in
+                if HTTPSyntax.equalsIgnoringASCIICase(option, "close") { close = true }
+                if HTTPSyntax.equalsIgnoringASCIICase(option, "keep-alive") { keepAlive = true }
+                return !close
+            }
+        }
+        if close { return false }
+        return version == .http11 || keepAlive
     }
 }

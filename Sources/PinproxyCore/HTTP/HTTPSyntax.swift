@@ -77,6 +77,19 @@ enum HTTPSyntax {
         value.split(separator: ",", omittingEmptySubsequences: false).map { trimmed($0) }
     }
 
+    /// The same elements as `listElements`, handed to `body` one by one without
+    /// building an array (the per-request framing checks); stops when `body`
+    /// returns false.
+    static func forEachListElement(_ value: String, _ body: (Substring) -> Bool) {
+        let utf8 = value.utf8
+        var start = utf8.startIndex
+        while true {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
+            guard body(trimmed(value[start..<end])), end < utf8.endIndex else { return }
+            start = utf8.index(after: end)
+        }
+    }
+
     /// `text` without leading and trailing SP/HTAB.
     static func trimmed(_ text: Substring) -> Substring {
         var result = text

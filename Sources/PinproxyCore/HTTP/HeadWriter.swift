@@ -5,13 +5,34 @@ struct HeadWriter {
 
     init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
-    mutating func line(_ text: String) {
+    /// A start line of three space-separated parts, written piece by piece
+    /// (string interpolation would build and free a String per message).
+    mutating func startLine(_ first: some StringProtocol, _ second: some StringProtocol, _ third: some StringProtocol) {
+        bytes.append(contentsOf: first.utf8)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(contentsOf: second.utf8)
+        bytes.append(HTTPSyntax.space)
+        line(third)
+    }
+
+    /// A status line: version, the three-digit code, reason.
+    mutating func statusLine(_ version: String, _ status: Int, _ reason: String) {
+        bytes.append(contentsOf: version.utf8)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(UInt8(ascii: "0") + UInt8(status / 100 % 10))
+        bytes.append(UInt8(ascii: "0") + UInt8(status / 10 % 10))
+        bytes.append(UInt8(ascii: "0") + UInt8(status % 10))
+        bytes.append(HTTPSyntax.space)
+        line(reason)
+    }
+
+    mutating func line(_ text: some StringProtocol) {
         bytes.append(contentsOf: text.utf8)
         bytes.append(HTTPSyntax.cr)
         bytes.append(HTTPSyntax.lf)
     }
 
-    mutating func field(_ name: String, _ value: String) {
+    mutating func field(_ name: String, _ value: some StringProtocol) {
         bytes.append(contentsOf: name.utf8)
         bytes.append(HTTPSyntax.colon)
         bytes.append(HTTPSyntax.space)

@@ -4,19 +4,23 @@
 /// The fixed set plus every field named by a `Connection` option; the
 /// framing fields are not in it: the writers regenerate them from the
 /// validated `BodyFraming`.
+///
+/// Asked once per field of every relayed head, so it compares names in place
+/// (length first) instead of lower-casing them into a set.
 struct HopByHopFields {
-    static let alwaysRemoved: Set<String> = [
+    static let alwaysRemoved: [String] = [
         "connection", "proxy-connection", "keep-alive", "te", "trailer", "upgrade", "proxy-authorization",
     ]
 
-    private let named: Set<String>
+    /// The options of the message's `Connection` fields (usually none).
+    private let named: [Substring]
 
     init(_ fields: [HTTPField]) {
-        named = Set(FramingFields.connectionOptions(in: fields))
+        named = FramingFields.connectionOptions(in: fields)
     }
 
     func contains(_ field: HTTPField) -> Bool {
-        let name = field.name.lowercased()
-        return Self.alwaysRemoved.contains(name) || named.contains(name)
+        Self.alwaysRemoved.contains { field.hasName($0) }
+            || named.contains { HTTPSyntax.equalsIgnoringASCIICase(field.name, $0) }
     }
 }

@@ -9,7 +9,7 @@
 public enum UpstreamRequestWriter {
     public static func serialise(_ head: HTTPRequestHead, routed: RoutedRequest) -> [UInt8] {
         var writer = HeadWriter()
-        writer.line("\(head.method) \(routed.originFormTarget) HTTP/1.1")
+        writer.startLine(head.method, routed.originFormTarget, "HTTP/1.1")
         writer.field("Host", hostFieldValue(routed.upstream))
         let hopByHop = HopByHopFields(head.fields)
         var framing = FramingFieldWriter()

@@ -36,14 +36,13 @@ final class Exchange {
         self.policy = policy
         self.configuration = configuration
         self.clientKeepAlive = clientKeepAlive
+        poolKey = PoolKey(host: routed.upstream.host, port: routed.upstream.port, rule: policy.ruleName,
+                          generation: configuration.generation)
         requestBody = BodyRelay(framing: request.bodyFraming)
         requestComplete = requestBody.isComplete
     }
 
-    var poolKey: PoolKey {
-        PoolKey(host: routed.upstream.host, port: routed.upstream.port, rule: policy.ruleName,
-                generation: configuration.generation)
-    }
+    let poolKey: PoolKey
 
     /// A request that can be sent again on a fresh connection when a pooled
     /// one turns out to be closed: no body, and nothing came back yet.

@@ -4,11 +4,35 @@ import PinproxyCore
 /// What a pooled connection is keyed by: a connection (and a TLS session) is
 /// reused only for the same host and port under the same rule of the same
 /// configuration generation that verified it.
+///
+/// The pool is consulted twice per request; the hash of the two strings is
+/// computed once, when the key is made, not on every dictionary probe.
 struct PoolKey: Hashable {
-    var host: HostName
-    var port: UInt16
-    var rule: String
-    var generation: Int
+    let host: HostName
+    let port: UInt16
+    let rule: String
+    let generation: Int
+    private let precomputedHash: Int
+
+    init(host: HostName, port: UInt16, rule: String, generation: Int) {
+        self.host = host
+        self.port = port
+        self.rule = rule
+        self.generation = generation
+        var hasher = Hasher()
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(rule)
+        hasher.combine(generation)
+        precomputedHash = hasher.finalize()
+    }
+
+    static func == (lhs: PoolKey, rhs: PoolKey) -> Bool {
+        lhs.precomputedHash == rhs.precomputedHash && lhs.port == rhs.port && lhs.generation == rhs.generation
+            && lhs.host == rhs.host && lhs.rule == rhs.rule
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
 }
 
 /// Receives an upstream connection's I/O while a client exchange owns it.

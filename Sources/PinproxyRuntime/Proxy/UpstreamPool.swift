@@ -15,9 +15,13 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     init() {}
 
     /// The most recently returned idle connection for `key`, if any.
+    ///
+    /// `take`, `put` and `remove` probe the dictionary once and change the list
+    /// in place through its index (no copy of the array); an emptied list is
+    /// removed, so a forward proxy visiting many hosts keeps no empty entries.
     func take(_ key: PoolKey) -> UpstreamConnection? {
-        guard var list = idle[key], let connection = list.popLast() else { return nil }
-        idle[key] = list.isEmpty ? nil : list
+        guard let index = idle.index(forKey: key), let connection = idle.values[index].popLast() else { return nil }
+        if idle.values[index].isEmpty { idle.remove(at: index) }
         connection.delegate = nil
         return connection
     }
@@ -25,16 +29,19 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// Parks a connection whose exchange ended cleanly, unless `limit` idle
     /// connections for its key are parked already (`upstream_reuse.idle_per_host`).
     func put(_ connection: UpstreamConnection, keepingAtMost limit: Int) {
-        guard connection.isOpen, connection.bufferEvent.inputLength == 0 else { connection.close(); return }
-        var list = idle[connection.key] ?? []
-        guard list.count < limit else { connection.close(); return }
+        guard connection.isOpen, connection.bufferEvent.inputLength == 0, limit > 0 else { connection.close(); return }
+        if let index = idle.index(forKey: connection.key) {
+            guard idle.values[index].count < limit else { connection.close(); return }
+            idle.values[index].append(connection)
+        } else {
+            idle[connection.key] = [connection]
+        }
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs:
         // one setting for in use and idle saves an event_add per request.
         connection.bufferEvent.enableRead()
-        list.append(connection)
-        idle[connection.key] = list
     }
+
 
     func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
 
@@ -60,9 +67,10 @@ final class UpstreamPool: UpstreamConnectionDelegate {
 
     private func remove(_ connection: UpstreamConnection) {
         connection.close()
-        guard var list = idle[connection.key], let index = list.firstIndex(where: { $0 === connection }) else { return }
-        list.remove(at: index)
-        idle[connection.key] = list.isEmpty ? nil : list
+        guard let index = idle.index(forKey: connection.key),
+              let position = idle.values[index].firstIndex(where: { $0 === connection }) else { return }
+        idle.values[index].remove(at: position)
+        if idle.values[index].isEmpty { idle.remove(at: index) }
     }
 
     // An idle connection must stay silent: data, EOF, error or timeout retire it.

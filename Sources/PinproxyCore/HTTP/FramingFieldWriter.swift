@@ -12,7 +12,7 @@ struct FramingFieldWriter {
     /// Handles `field` when it is a framing field (writing it or dropping a
     /// duplicate) and returns true; false for every other field.
     mutating func write(_ field: HTTPField, to writer: inout HeadWriter, keepChunked: Bool = true) -> Bool {
-        if field.hasName("content-length") {
+        if field.known == .contentLength {
             if !wroteContentLength {
                 HTTPSyntax.forEachListElement(field.value) { first in
                     writer.field(field.name, first)
@@ -22,7 +22,7 @@ struct FramingFieldWriter {
             }
             return true
         }
-        if field.hasName("transfer-encoding") {
+        if field.known == .transferEncoding {
             if !wroteTransferEncoding && keepChunked {
                 writer.field(field.name, "chunked")
                 wroteTransferEncoding = true

@@ -17,7 +17,7 @@ enum FramingFields {
     }
 
     static func transferEncoding(in fields: [HTTPField]) -> TransferEncoding {
-        let values = fields.values(named: "transfer-encoding")
+        let values = fields.compactMap { $0.known == .transferEncoding ? $0.value : nil }
         guard let value = values.first else { return .absent }
         if values.count > 1 { return .malformed("duplicate transfer-encoding fields") }
         let codings = HTTPSyntax.listElements(value)
@@ -43,7 +43,7 @@ enum FramingFields {
     static func contentLength(in fields: [HTTPField]) -> Result<UInt64?, HTTPError> {
         var length: UInt64?
         var failure: HTTPError?
-        for field in fields where field.hasName("content-length") {
+        for field in fields where field.known == .contentLength {
             HTTPSyntax.forEachListElement(field.value) { element in
                 guard let parsed = decimal(element) else {
                     failure = .badRequest("invalid content-length")
@@ -79,7 +79,7 @@ enum FramingFields {
     /// as received: compare them with `HTTPSyntax.equalsIgnoringASCIICase`.
     static func connectionOptions(in fields: [HTTPField]) -> [Substring] {
         var options: [Substring] = []
-        for field in fields where field.hasName("connection") {
+        for field in fields where field.known == .connection {
             HTTPSyntax.forEachListElement(field.value) { option in
                 if !option.isEmpty { options.append(option) }
                 return true
@@ -93,7 +93,7 @@ enum FramingFields {
     static func wantsKeepAlive(version: HTTPVersion, fields: [HTTPField]) -> Bool {
         var close = false
         var keepAlive = false
-        for field in fields where field.hasName("connection") {
+        for field in fields where field.known == .connection {
             HTTPSyntax.forEachListElement(field.value) { option in
                 if HTTPSyntax.equalsIgnoringASCIICase(option, "close") { close = true }
                 if HTTPSyntax.equalsIgnoringASCIICase(option, "keep-alive") { keepAlive = true }

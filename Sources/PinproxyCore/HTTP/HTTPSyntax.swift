@@ -51,15 +51,16 @@ enum HTTPSyntax {
         // Field-name lookups compare every field against a name; most differ in
         // length, which native strings know without walking their bytes.
         guard lhs.utf8.count == rhs.utf8.count else { return false }
-        var left = lhs.utf8.makeIterator()
-        var right = rhs.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil): return true
-            case let (a?, b?): if lowered(a) != lowered(b) { return false }
-            default: return false
+        // Native strings and their substrings are contiguous UTF-8: compare the
+        // bytes directly rather than through two generic iterators.
+        let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                for index in 0..<left.count where lowered(left[index]) != lowered(right[index]) { return false }
+                return true
             }
         }
+        if let contiguous, let result = contiguous { return result }
+        return lhs.utf8.elementsEqual(rhs.utf8) { lowered($0) == lowered($1) }
     }
 
     static func lowered(_ byte: UInt8) -> UInt8 {

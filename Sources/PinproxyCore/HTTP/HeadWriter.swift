@@ -8,16 +8,16 @@ struct HeadWriter {
     /// A start line of three space-separated parts, written piece by piece
     /// (string interpolation would build and free a String per message).
     mutating func startLine(_ first: some StringProtocol, _ second: some StringProtocol, _ third: some StringProtocol) {
-        bytes.append(contentsOf: first.utf8)
+        append(first)
         bytes.append(HTTPSyntax.space)
-        bytes.append(contentsOf: second.utf8)
+        append(second)
         bytes.append(HTTPSyntax.space)
         line(third)
     }
 
     /// A status line: version, the three-digit code, reason.
     mutating func statusLine(_ version: String, _ status: Int, _ reason: String) {
-        bytes.append(contentsOf: version.utf8)
+        append(version)
         bytes.append(HTTPSyntax.space)
         bytes.append(UInt8(ascii: "0") + UInt8(status / 100 % 10))
         bytes.append(UInt8(ascii: "0") + UInt8(status / 10 % 10))
@@ -27,16 +27,23 @@ struct HeadWriter {
     }
 
     mutating func line(_ text: some StringProtocol) {
-        bytes.append(contentsOf: text.utf8)
+        append(text)
         bytes.append(HTTPSyntax.cr)
         bytes.append(HTTPSyntax.lf)
     }
 
     mutating func field(_ name: String, _ value: some StringProtocol) {
-        bytes.append(contentsOf: name.utf8)
+        append(name)
         bytes.append(HTTPSyntax.colon)
         bytes.append(HTTPSyntax.space)
         line(value)
+    }
+
+    /// Native strings are contiguous UTF-8: one copy, not the generic
+    /// element-by-element append of a `UTF8View`.
+    private mutating func append(_ text: some StringProtocol) {
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+        if copied == nil { bytes.append(contentsOf: text.utf8) }
     }
 
     /// The empty line that ends the head; returns the finished bytes.

@@ -5,13 +5,9 @@
 /// framing fields are not in it: the writers regenerate them from the
 /// validated `BodyFraming`.
 ///
-/// Asked once per field of every relayed head, so it compares names in place
-/// (length first) instead of lower-casing them into a set.
+/// Asked once per field of every relayed head: the fixed set is the field's
+/// `KnownFieldName`, the nominated names are compared in place.
 struct HopByHopFields {
-    static let alwaysRemoved: [String] = [
-        "connection", "proxy-connection", "keep-alive", "te", "trailer", "upgrade", "proxy-authorization",
-    ]
-
     /// The options of the message's `Connection` fields (usually none).
     private let named: [Substring]
 
@@ -20,7 +16,7 @@ struct HopByHopFields {
     }
 
     func contains(_ field: HTTPField) -> Bool {
-        Self.alwaysRemoved.contains { field.hasName($0) }
+        field.known.isAlwaysHopByHop
             || named.contains { HTTPSyntax.equalsIgnoringASCIICase(field.name, $0) }
     }
 }

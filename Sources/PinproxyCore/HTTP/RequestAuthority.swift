@@ -9,21 +9,24 @@ enum RequestAuthority {
         if authority.utf8.contains(UInt8(ascii: "@")) { return .failure(.badRequest("userinfo in authority")) }
         guard !authority.isEmpty else { return .failure(.badRequest("empty host")) }
 
+        // Byte-wise (every request has a Host field): Character-wise search
+        // would run grapheme breaking over ASCII.
+        let bytes = authority.utf8
         let hostText: Substring
         let portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return .failure(.badRequest("invalid host")) }
-            hostText = authority[...close]
-            let rest = authority[authority.index(after: close)...]
-            if rest.isEmpty {
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return .failure(.badRequest("invalid host")) }
+            let afterClose = bytes.index(after: close)
+            hostText = authority[..<afterClose]
+            if afterClose == bytes.endIndex {
                 portText = nil
             } else {
-                guard rest.hasPrefix(":") else { return .failure(.badRequest("invalid host")) }
-                portText = rest.dropFirst()
+                guard bytes[afterClose] == UInt8(ascii: ":") else { return .failure(.badRequest("invalid host")) }
+                portText = authority[bytes.index(after: afterClose)...]
             }
-        } else if let colon = authority.firstIndex(of: ":") {
+        } else if let colon = bytes.firstIndex(of: UInt8(ascii: ":")) {
             hostText = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
+            portText = authority[bytes.index(after: colon)...]
         } else {
             hostText = authority
             portText = nil

@@ -13,7 +13,7 @@ public enum UpstreamRequestWriter {
         writer.field("Host", hostFieldValue(routed.upstream))
         let hopByHop = HopByHopFields(head.fields)
         var framing = FramingFieldWriter()
-        for field in head.fields where !field.hasName("host") && !hopByHop.contains(field) {
+        for field in head.fields where field.known != .host && !hopByHop.contains(field) {
             if framing.write(field, to: &writer) { continue }
             writer.field(field.name, field.value)
         }

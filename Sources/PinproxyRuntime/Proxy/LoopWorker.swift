@@ -101,10 +101,12 @@ final class LoopWorker {
     /// True when `endpoint` names one of this daemon's own listeners: a
     /// request there would loop back into pinproxy.
     func isOwnListener(_ endpoint: Endpoint) -> Bool {
-        let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "::1"]
+        func isLoopbackName(_ host: HostName) -> Bool {
+            host.value == "localhost" || host.value == "127.0.0.1" || host.value == "::1"
+        }
         for listener in configuration.configuration.listeners where listener.address.port == endpoint.port {
             if listener.address.host == endpoint.host { return true }
-            if loopbackNames.contains(endpoint.host.value) && loopbackNames.contains(listener.address.host.value) { return true }
+            if isLoopbackName(endpoint.host) && isLoopbackName(listener.address.host) { return true }
         }
         return false
     }

@@ -1,0 +1,58 @@
+/// The field names pinproxy's framing and hop-by-hop rules act on (RFC 9110
+/// §7.6.1, RFC 9112 §6), recognised case-insensitively; every other name is
+/// `.other`.
+enum KnownFieldName: UInt8, Sendable, Hashable, CaseIterable {
+    case other
+    case connection, proxyConnection, keepAlive, te, trailer, upgrade, proxyAuthorization
+    case contentLength, transferEncoding, host
+
+    /// The lower-case spelling (nil for `.other`).
+    var lowercasedName: String? {
+        switch self {
+        case .other: nil
+        case .connection: "connection"
+        case .proxyConnection: "proxy-connection"
+        case .keepAlive: "keep-alive"
+        case .te: "te"
+        case .trailer: "trailer"
+        case .upgrade: "upgrade"
+        case .proxyAuthorization: "proxy-authorization"
+        case .contentLength: "content-length"
+        case .transferEncoding: "transfer-encoding"
+        case .host: "host"
+        }
+    }
+
+    /// Removed from every relayed message whatever `Connection` says.
+    var isAlwaysHopByHop: Bool {
+        switch self {
+        case .connection, .proxyConnection, .keepAlive, .te, .trailer, .upgrade, .proxyAuthorization: true
+        case .other, .contentLength, .transferEncoding, .host: false
+        }
+    }
+
+    /// Recognises `name`: the length picks at most two candidates, so most
+    /// names are settled without looking at their bytes.
+    init(_ name: String) {
+        let first: KnownFieldName
+        var second = KnownFieldName.other
+        switch name.utf8.count {
+        case 2: first = .te
+        case 4: first = .host
+        case 7: (first, second) = (.trailer, .upgrade)
+        case 10: (first, second) = (.connection, .keepAlive)
+        case 14: first = .contentLength
+        case 16: first = .proxyConnection
+        case 17: first = .transferEncoding
+        case 19: first = .proxyAuthorization
+        default: first = .other
+        }
+        if let spelling = first.lowercasedName, HTTPSyntax.equalsIgnoringASCIICase(name, spelling) {
+            self = first
+        } else if let spelling = second.lowercasedName, HTTPSyntax.equalsIgnoringASCIICase(name, spelling) {
+            self = second
+        } else {
+            self = .other
+        }
+    }
+}

@@ -16,11 +16,12 @@ public enum ClientResponseWriter {
         let reason = head.reason.isEmpty ? HTTPStatusReason.phrase(for: head.status) : head.reason
         writer.statusLine(clientVersion.text, head.status, reason)
         let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked
-        let hopByHop = HopByHopFields(head.fields)
+        let section = head.fieldSection
+        let hopByHop = HopByHopFields(section)
         var framing = FramingFieldWriter()
-        for field in head.fields where !hopByHop.contains(field) {
-            if framing.write(field, to: &writer, keepChunked: !dechunked) { continue }
-            writer.field(field.name, field.value)
+        for index in section.lines.indices where !hopByHop.contains(section, at: index) {
+            if framing.write(section, at: index, to: &writer, keepChunked: !dechunked) { continue }
+            section.write(at: index, to: &writer)
         }
         writer.field("Via", "1.1 pinproxy")
         if !head.isInformational {

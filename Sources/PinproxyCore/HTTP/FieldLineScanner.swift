@@ -69,9 +69,4 @@ enum FieldLineScanner {
             spans.append(Span(name: nameStart..<nameEnd, value: valueStart..<valueEnd))
         }
     }
-
-    /// The fields of `spans` as Strings: the only allocation per field.
-    static func fields(_ bytes: UnsafeRawBufferPointer, _ spans: [Span]) -> [HTTPField] {
-        spans.map { HTTPField(name: HTTPSyntax.string(bytes, $0.name), value: HTTPSyntax.string(bytes, $0.value)) }
-    }
 }

@@ -9,22 +9,25 @@ struct FramingFieldWriter {
     private var wroteContentLength = false
     private var wroteTransferEncoding = false
 
-    /// Handles `field` when it is a framing field (writing it or dropping a
+    /// Handles the field at `index` when it is a framing field (writing it or dropping a
     /// duplicate) and returns true; false for every other field.
-    mutating func write(_ field: HTTPField, to writer: inout HeadWriter, keepChunked: Bool = true) -> Bool {
-        if field.known == .contentLength {
+    mutating func write(_ section: FieldSection, at index: Int, to writer: inout HeadWriter,
+                        keepChunked: Bool = true) -> Bool {
+        let known = section.lines[index].known
+        if known == .contentLength {
             if !wroteContentLength {
-                HTTPSyntax.forEachListElement(field.value) { first in
-                    writer.field(field.name, first)
+                let name = section.name(at: index)
+                HTTPSyntax.forEachListElement(section.value(at: index)) { first in
+                    writer.field(name, first)
                     return false
                 }
                 wroteContentLength = true
             }
             return true
         }
-        if field.known == .transferEncoding {
+        if known == .transferEncoding {
             if !wroteTransferEncoding && keepChunked {
-                writer.field(field.name, "chunked")
+                writer.field(section.name(at: index), "chunked")
                 wroteTransferEncoding = true
             }
             return true

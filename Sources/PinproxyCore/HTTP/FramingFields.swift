@@ -16,8 +16,8 @@ enum FramingFields {
         case malformed(String)
     }
 
-    static func transferEncoding(in fields: [HTTPField]) -> TransferEncoding {
-        let values = fields.compactMap { $0.known == .transferEncoding ? $0.value : nil }
+    static func transferEncoding(in section: FieldSection) -> TransferEncoding {
+        let values = section.values(of: .transferEncoding)
         guard let value = values.first else { return .absent }
         if values.count > 1 { return .malformed("duplicate transfer-encoding fields") }
         let codings = HTTPSyntax.listElements(value)
@@ -40,11 +40,11 @@ enum FramingFields {
     /// there is none. RFC 9110 §8.6: identical duplicates ("5, 5" or two fields
     /// of 5) are one length; differing values, signs, spaces, empty elements
     /// and overflow are refused (`.failure` carries the reason).
-    static func contentLength(in fields: [HTTPField]) -> Result<UInt64?, HTTPError> {
+    static func contentLength(in section: FieldSection) -> Result<UInt64?, HTTPError> {
         var length: UInt64?
         var failure: HTTPError?
-        for field in fields where field.known == .contentLength {
-            HTTPSyntax.forEachListElement(field.value) { element in
+        for index in section.lines.indices where section.lines[index].known == .contentLength {
+            HTTPSyntax.forEachListElement(section.value(at: index)) { element in
                 guard let parsed = decimal(element) else {
                     failure = .badRequest("invalid content-length")
                     return false
@@ -77,10 +77,10 @@ enum FramingFields {
 
     /// The connection options of every `Connection` field (RFC 9110 §7.6.1),
     /// as received: compare them with `HTTPSyntax.equalsIgnoringASCIICase`.
-    static func connectionOptions(in fields: [HTTPField]) -> [Substring] {
+    static func connectionOptions(in section: FieldSection) -> [Substring] {
         var options: [Substring] = []
-        for field in fields where field.known == .connection {
-            HTTPSyntax.forEachListElement(field.value) { option in
+        for index in section.lines.indices where section.lines[index].known == .connection {
+            HTTPSyntax.forEachListElement(section.value(at: index)) { option in
                 if !option.isEmpty { options.append(option) }
                 return true
             }
@@ -90,11 +90,11 @@ enum FramingFields {
 
     /// RFC 9112 §9.3: 1.1 persists unless `close`; 1.0 only with `keep-alive`.
     /// Runs for every request and response: it reads the options in place.
-    static func wantsKeepAlive(version: HTTPVersion, fields: [HTTPField]) -> Bool {
+    static func wantsKeepAlive(version: HTTPVersion, fields section: FieldSection) -> Bool {
         var close = false
         var keepAlive = false
-        for field in fields where field.known == .connection {
-            HTTPSyntax.forEachListElement(field.value) { option in
+        for index in section.lines.indices where section.lines[index].known == .connection {
+            HTTPSyntax.forEachListElement(section.value(at: index)) { option in
                 if HTTPSyntax.equalsIgnoringASCIICase(option, "close") { close = true }
                 if HTTPSyntax.equalsIgnoringASCIICase(option, "keep-alive") { keepAlive = true }
                 return !close

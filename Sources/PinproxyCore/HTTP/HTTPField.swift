@@ -4,16 +4,12 @@
 /// original); `value` has its leading and trailing OWS removed (RFC 9112 §5.1).
 /// Bytes that are not UTF-8 (obs-text) are decoded with replacement characters.
 public struct HTTPField: Sendable, Hashable {
-    public let name: String
+    public var name: String
     public var value: String
-    /// The name recognised once, when the field is made: the framing and
-    /// hop-by-hop rules ask about every field of every relayed head.
-    let known: KnownFieldName
 
     public init(name: String, value: String) {
         self.name = name
         self.value = value
-        known = KnownFieldName(name)
     }
 
     /// Case-insensitive comparison of the field name with an ASCII name

@@ -8,7 +8,13 @@ public struct HTTPRequestHead: Sendable, Hashable {
     public var method: String
     public var target: String
     public var version: HTTPVersion
-    public var fields: [HTTPField]
+    /// The field lines as received (see `FieldSection`).
+    public var fieldSection: FieldSection
+    /// The fields as Strings; made on each access (the relay uses `fieldSection`).
+    public var fields: [HTTPField] {
+        get { fieldSection.fields }
+        set { fieldSection = FieldSection(newValue) }
+    }
     public var bodyFraming: BodyFraming
     /// 1.1: unless `Connection: close`; 1.0: only with `Connection: keep-alive`.
     public var wantsKeepAlive: Bool
@@ -17,15 +23,21 @@ public struct HTTPRequestHead: Sendable, Hashable {
 
     public init(method: String, target: String, version: HTTPVersion, fields: [HTTPField],
                 bodyFraming: BodyFraming, wantsKeepAlive: Bool, expectsContinue: Bool) {
+        self.init(method: method, target: target, version: version, fieldSection: FieldSection(fields),
+                  bodyFraming: bodyFraming, wantsKeepAlive: wantsKeepAlive, expectsContinue: expectsContinue)
+    }
+
+    init(method: String, target: String, version: HTTPVersion, fieldSection: FieldSection,
+         bodyFraming: BodyFraming, wantsKeepAlive: Bool, expectsContinue: Bool) {
         self.method = method
         self.target = target
         self.version = version
-        self.fields = fields
+        self.fieldSection = fieldSection
         self.bodyFraming = bodyFraming
         self.wantsKeepAlive = wantsKeepAlive
         self.expectsContinue = expectsContinue
     }
 
     /// The values of every field named `name`, compared case-insensitively, in order.
-    public func values(of name: String) -> [String] { fields.values(named: name) }
+    public func values(of name: String) -> [String] { fieldSection.values(named: name) }
 }

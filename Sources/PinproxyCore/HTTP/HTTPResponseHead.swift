@@ -7,7 +7,13 @@ public struct HTTPResponseHead: Sendable, Hashable {
     public var version: HTTPVersion
     public var status: Int
     public var reason: String
-    public var fields: [HTTPField]
+    /// The field lines as received (see `FieldSection`).
+    public var fieldSection: FieldSection
+    /// The fields as Strings; made on each access (the relay uses `fieldSection`).
+    public var fields: [HTTPField] {
+        get { fieldSection.fields }
+        set { fieldSection = FieldSection(newValue) }
+    }
     public var bodyFraming: BodyFraming
     public var wantsKeepAlive: Bool
     /// 1xx other than 101 (100 Continue, 103 Early Hints): a final response follows.
@@ -15,15 +21,21 @@ public struct HTTPResponseHead: Sendable, Hashable {
 
     public init(version: HTTPVersion, status: Int, reason: String, fields: [HTTPField],
                 bodyFraming: BodyFraming, wantsKeepAlive: Bool, isInformational: Bool) {
+        self.init(version: version, status: status, reason: reason, fieldSection: FieldSection(fields),
+                  bodyFraming: bodyFraming, wantsKeepAlive: wantsKeepAlive, isInformational: isInformational)
+    }
+
+    init(version: HTTPVersion, status: Int, reason: String, fieldSection: FieldSection,
+         bodyFraming: BodyFraming, wantsKeepAlive: Bool, isInformational: Bool) {
         self.version = version
         self.status = status
         self.reason = reason
-        self.fields = fields
+        self.fieldSection = fieldSection
         self.bodyFraming = bodyFraming
         self.wantsKeepAlive = wantsKeepAlive
         self.isInformational = isInformational
     }
 
     /// The values of every field named `name`, compared case-insensitively, in order.
-    public func values(of name: String) -> [String] { fields.values(named: name) }
+    public func values(of name: String) -> [String] { fieldSection.values(named: name) }
 }

@@ -63,6 +63,12 @@ enum HTTPSyntax {
         return lhs.utf8.elementsEqual(rhs.utf8) { lowered($0) == lowered($1) }
     }
 
+    /// `equalsIgnoringASCIICase` for a name still in its received bytes.
+    static func equalsIgnoringASCIICase(bytes: UnsafeRawBufferPointer, _ other: some StringProtocol) -> Bool {
+        guard bytes.count == other.utf8.count else { return false }
+        return bytes.elementsEqual(other.utf8) { lowered($0) == lowered($1) }
+    }
+
     static func lowered(_ byte: UInt8) -> UInt8 {
         (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
     }

@@ -39,6 +39,16 @@ struct HeadWriter {
         line(value)
     }
 
+    /// A field line copied from received bytes.
+    mutating func field(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: name)
+        bytes.append(HTTPSyntax.colon)
+        bytes.append(HTTPSyntax.space)
+        bytes.append(contentsOf: value)
+        bytes.append(HTTPSyntax.cr)
+        bytes.append(HTTPSyntax.lf)
+    }
+
     /// Native strings are contiguous UTF-8: one copy, not the generic
     /// element-by-element append of a `UTF8View`.
     private mutating func append(_ text: some StringProtocol) {

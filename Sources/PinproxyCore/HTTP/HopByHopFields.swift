@@ -11,12 +11,12 @@ struct HopByHopFields {
     /// The options of the message's `Connection` fields (usually none).
     private let named: [Substring]
 
-    init(_ fields: [HTTPField]) {
-        named = FramingFields.connectionOptions(in: fields)
+    init(_ section: FieldSection) {
+        named = FramingFields.connectionOptions(in: section)
     }
 
-    func contains(_ field: HTTPField) -> Bool {
-        field.known.isAlwaysHopByHop
-            || named.contains { HTTPSyntax.equalsIgnoringASCIICase(field.name, $0) }
+    /// Whether the field at `index` of `section` stays on this connection.
+    func contains(_ section: FieldSection, at index: Int) -> Bool {
+        section.lines[index].known.isAlwaysHopByHop || named.contains { section.hasName(at: index, $0) }
     }
 }

@@ -33,10 +33,10 @@ enum KnownFieldName: UInt8, Sendable, Hashable, CaseIterable {
 
     /// Recognises `name`: the length picks at most two candidates, so most
     /// names are settled without looking at their bytes.
-    init(_ name: String) {
+    init(_ name: some Collection<UInt8>) {
         let first: KnownFieldName
         var second = KnownFieldName.other
-        switch name.utf8.count {
+        switch name.count {
         case 2: first = .te
         case 4: first = .host
         case 7: (first, second) = (.trailer, .upgrade)
@@ -47,9 +47,13 @@ enum KnownFieldName: UInt8, Sendable, Hashable, CaseIterable {
         case 19: first = .proxyAuthorization
         default: first = .other
         }
-        if let spelling = first.lowercasedName, HTTPSyntax.equalsIgnoringASCIICase(name, spelling) {
+        func matches(_ spelling: String?) -> Bool {
+            guard let spelling else { return false }
+            return name.elementsEqual(spelling.utf8) { HTTPSyntax.lowered($0) == $1 }
+        }
+        if matches(first.lowercasedName) {
             self = first
-        } else if let spelling = second.lowercasedName, HTTPSyntax.equalsIgnoringASCIICase(name, spelling) {
+        } else if matches(second.lowercasedName) {
             self = second
         } else {
             self = .other

@@ -68,11 +68,12 @@ public enum RequestHeadParser {
         }
 
         var spans: [FieldLineScanner.Span] = []
+        let fieldsStart = index
         switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &spans) {
         case .needMore: return incomplete()
         case .invalid(let reason): return invalid(reason)
         case .complete(let end):
-            let fields = FieldLineScanner.fields(bytes, spans)
+            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, spans: spans)
             return assemble(method: HTTPSyntax.string(bytes, methodRange), target: HTTPSyntax.string(bytes, targetRange),
                             version: version, fields: fields, consumed: end)
         }
@@ -80,7 +81,7 @@ public enum RequestHeadParser {
 
     /// Decides framing and persistence for a syntactically valid head.
     private static func assemble(method: String, target: String, version: HTTPVersion,
-                                 fields: [HTTPField], consumed: Int) -> HeadParseResult<HTTPRequestHead> {
+                                 fields: FieldSection, consumed: Int) -> HeadParseResult<HTTPRequestHead> {
         let transferEncoding = FramingFields.transferEncoding(in: fields)
         let contentLength: UInt64?
         switch FramingFields.contentLength(in: fields) {
@@ -97,7 +98,7 @@ public enum RequestHeadParser {
             // RFC 9112 §6.1: Transfer-Encoding in 1.0 is faulty framing; with
             // Content-Length too it is the classic smuggling ambiguity (§6.3).
             if version == .http10 { return .invalid(.badRequest("transfer-encoding in http/1.0 request")) }
-            if contentLength != nil || !fields.values(named: "content-length").isEmpty {
+            if contentLength != nil || !fields.values(of: .contentLength).isEmpty {
                 return .invalid(.badRequest("both content-length and transfer-encoding"))
             }
             if case .unsupported(let reason) = transferEncoding { return .invalid(HTTPError(status: 501, reason: reason)) }
@@ -106,7 +107,7 @@ public enum RequestHeadParser {
         let expectsContinue = fields.values(named: "expect").contains {
             HTTPSyntax.equalsIgnoringASCIICase($0, "100-continue")
         }
-        let head = HTTPRequestHead(method: method, target: target, version: version, fields: fields,
+        let head = HTTPRequestHead(method: method, target: target, version: version, fieldSection: fields,
                                    bodyFraming: framing,
                                    wantsKeepAlive: FramingFields.wantsKeepAlive(version: version, fields: fields),
                                    expectsContinue: expectsContinue)

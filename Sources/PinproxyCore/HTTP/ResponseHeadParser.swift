@@ -66,17 +66,18 @@ public enum ResponseHeadParser {
         }
 
         var spans: [FieldLineScanner.Span] = []
+        let fieldsStart = index
         switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &spans) {
         case .needMore: return incomplete()
         case .invalid(let reason): return invalid(reason)
         case .complete(let end):
-            let fields = FieldLineScanner.fields(bytes, spans)
+            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, spans: spans)
             return assemble(version: version, status: status, reason: HTTPSyntax.string(bytes, reasonRange),
                             fields: fields, requestMethod: requestMethod, consumed: end)
         }
     }
 
-    private static func assemble(version: HTTPVersion, status: Int, reason: String, fields: [HTTPField],
+    private static func assemble(version: HTTPVersion, status: Int, reason: String, fields: FieldSection,
                                  requestMethod: String, consumed: Int) -> HeadParseResult<HTTPResponseHead> {
         func invalid(_ reason: String) -> HeadParseResult<HTTPResponseHead> {
             .invalid(HTTPError(status: 502, reason: reason))
@@ -111,7 +112,7 @@ public enum ResponseHeadParser {
             framing = .untilClose
         }
         let keepAlive = framing != .untilClose && FramingFields.wantsKeepAlive(version: version, fields: fields)
-        let head = HTTPResponseHead(version: version, status: status, reason: reason, fields: fields,
+        let head = HTTPResponseHead(version: version, status: status, reason: reason, fieldSection: fields,
                                     bodyFraming: framing, wantsKeepAlive: keepAlive,
                                     isInformational: status < 200)
         return .complete(head, consumed: consumed)

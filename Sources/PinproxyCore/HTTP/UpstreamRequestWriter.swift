@@ -11,11 +11,13 @@ public enum UpstreamRequestWriter {
         var writer = HeadWriter()
         writer.startLine(head.method, routed.originFormTarget, "HTTP/1.1")
         writer.field("Host", hostFieldValue(routed.upstream))
-        let hopByHop = HopByHopFields(head.fields)
+        let section = head.fieldSection
+        let hopByHop = HopByHopFields(section)
         var framing = FramingFieldWriter()
-        for field in head.fields where field.known != .host && !hopByHop.contains(field) {
-            if framing.write(field, to: &writer) { continue }
-            writer.field(field.name, field.value)
+        for index in section.lines.indices
+        where section.lines[index].known != .host && !hopByHop.contains(section, at: index) {
+            if framing.write(section, at: index, to: &writer) { continue }
+            section.write(at: index, to: &writer)
         }
         writer.field("Via", "1.1 pinproxy")
         return writer.finish()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where the repository's test tools are, found from this file's location so
 /// the tests run the same from any working directory.
@@ -11,8 +12,20 @@ enum ToolPaths {
     static var upstreamScript: String { repositoryRoot + "/Tests/Tools/upstream.py" }
     static var dnsScript: String { repositoryRoot + "/Tests/Tools/dns.py" }
 
-    /// A port that was free a moment ago on 127.0.0.1.
+    /// Ports already handed out in this process. The kernel may give the same
+    /// ephemeral port to two probes in a row once the first is closed, and a
+    /// test that asked for two ports then configured one address twice.
+    private static let handedOut = Mutex<Set<UInt16>>([])
+
+    /// A port that was free a moment ago on 127.0.0.1, never one returned before.
     static func freePort() -> UInt16 {
+        while true {
+            let port = probePort()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+    }
+
+    private static func probePort() -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

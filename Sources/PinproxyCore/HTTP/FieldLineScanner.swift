@@ -20,6 +20,10 @@ enum FieldLineScanner {
         case invalid(String)
     }
 
+    /// Capacity reserved for the spans of a head: one allocation instead of
+    /// the array doubling its way up for an ordinary head.
+    static let typicalFieldCount = 24
+
     /// Scans `bytes[start..<limit]`, appending one span per field line.
     static func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int,
                      into spans: inout [Span]) -> Outcome {

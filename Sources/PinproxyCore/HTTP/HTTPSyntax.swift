@@ -11,19 +11,17 @@ enum HTTPSyntax {
 
     /// `tchar` (RFC 9110 §5.6.2): the characters of a token.
     static func isTokenChar(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
-             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
+        // One bit per ASCII byte (the parsers ask this for every byte of
+        // every field name): bytes 0-63 in the low word, 64-127 in the high.
+        guard byte < 128 else { return false }
+        let word = byte < 64 ? tokenBitsLow : tokenBitsHigh
+        return word & (1 << UInt64(byte & 63)) != 0
     }
+
+    /// Bits 0-63: "!" "#" "$" "%" "&" "'" "*" "+" "-" "." and digits.
+    private static let tokenBitsLow: UInt64 = 0x03FF_6CFA_0000_0000
+    /// Bits 64-127: letters, "^" "_" "`" "|" "~".
+    private static let tokenBitsHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 
     /// OWS / BWS / RWS (RFC 9110 §5.6.3): space or horizontal tab.
     static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }

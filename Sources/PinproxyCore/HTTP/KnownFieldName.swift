@@ -7,7 +7,7 @@ enum KnownFieldName: UInt8, Sendable, Hashable, CaseIterable {
     case contentLength, transferEncoding, host
 
     /// The lower-case spelling (nil for `.other`).
-    var lowercasedName: String? {
+    var lowercasedName: StaticString? {
         switch self {
         case .other: nil
         case .connection: "connection"
@@ -47,9 +47,11 @@ enum KnownFieldName: UInt8, Sendable, Hashable, CaseIterable {
         case 19: first = .proxyAuthorization
         default: first = .other
         }
-        func matches(_ spelling: String?) -> Bool {
+        func matches(_ spelling: StaticString?) -> Bool {
             guard let spelling else { return false }
-            return name.elementsEqual(spelling.utf8) { HTTPSyntax.lowered($0) == $1 }
+            return spelling.withUTF8Buffer { lower in
+                name.elementsEqual(lower) { HTTPSyntax.lowered($0) == $1 }
+            }
         }
         if matches(first.lowercasedName) {
             self = first

@@ -68,6 +68,7 @@ public enum RequestHeadParser {
         }
 
         var spans: [FieldLineScanner.Span] = []
+        spans.reserveCapacity(FieldLineScanner.typicalFieldCount)
         let fieldsStart = index
         switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &spans) {
         case .needMore: return incomplete()

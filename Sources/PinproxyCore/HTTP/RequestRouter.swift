@@ -14,7 +14,7 @@ public enum RequestRouter {
         case .failure(let error): return .failure(error)
         case .success(let endpoint): host = endpoint
         }
-        if head.target.hasPrefix("/") {
+        if head.target.utf8.first == UInt8(ascii: "/") {
             guard let host else { return .failure(.badRequest("missing host")) }
             return originForm(head.target).map { RoutedRequest(upstream: host, originFormTarget: $0) }
         }
@@ -23,7 +23,7 @@ public enum RequestRouter {
 
     public static func routeGateway(_ head: HTTPRequestHead, upstream: Endpoint) -> Result<RoutedRequest, HTTPError> {
         if case .failure(let error) = validatedHost(head) { return .failure(error) }
-        if head.target.hasPrefix("/") {
+        if head.target.utf8.first == UInt8(ascii: "/") {
             return originForm(head.target).map { RoutedRequest(upstream: upstream, originFormTarget: $0) }
         }
         return absoluteForm(head.target).map { RoutedRequest(upstream: upstream, originFormTarget: $0.target) }
@@ -33,7 +33,7 @@ public enum RequestRouter {
     private static func validatedHost(_ head: HTTPRequestHead) -> Result<Endpoint?, HTTPError> {
         if head.method == "CONNECT" { return .failure(HTTPError(status: 405, reason: "connect is not supported")) }
         if head.target == "*" { return .failure(.badRequest("asterisk-form target")) }
-        let hosts = head.values(of: "host")
+        let hosts = head.fieldSection.values(of: .host)
         if hosts.count > 1 { return .failure(.badRequest("more than one host field")) }
         guard let value = hosts.first else {
             return head.version == .http11 ? .failure(.badRequest("missing host")) : .success(nil)

@@ -66,6 +66,7 @@ public enum ResponseHeadParser {
         }
 
         var spans: [FieldLineScanner.Span] = []
+        spans.reserveCapacity(FieldLineScanner.typicalFieldCount)
         let fieldsStart = index
         switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &spans) {
         case .needMore: return incomplete()

@@ -11,6 +11,7 @@ public struct RoutedRequest: Sendable, Hashable {
     public init(upstream: Endpoint, originFormTarget: String) {
         self.upstream = upstream
         self.originFormTarget = originFormTarget
-        self.pathWithoutQuery = String(originFormTarget.prefix { $0 != "?" })
+        let utf8 = originFormTarget.utf8
+        self.pathWithoutQuery = String(originFormTarget[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)])
     }
 }

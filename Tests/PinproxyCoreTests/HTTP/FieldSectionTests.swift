@@ -45,3 +45,14 @@ struct FieldSectionTests {
         #expect(KnownFieldName(name.utf8) == known)
     }
 }
+
+@Suite("HTTPSyntax byte classes")
+struct HTTPSyntaxByteClassTests {
+    @Test("tchar is exactly RFC 9110 5.6.2's set, for all 256 bytes")
+    func tokenCharacters() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(HTTPSyntax.isTokenChar(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+}

@@ -65,6 +65,12 @@ final class BufferEvent {
     var outputLength: Int { raw == nil ? 0 : evbuffer_get_length(output) }
 
     func enableRead() { if let raw { bufferevent_enable(raw, EventFlags.read) } }
+    /// `enableRead` without its side effect on an enabled event: libevent
+    /// re-adds the event (an event_add, restarting the read timeout) on every
+    /// enable. For callers that must not restart the timeout, or have none.
+    func enableReadIfDisabled() {
+        if let raw, bufferevent_get_enabled(raw) & EventFlags.read == 0 { bufferevent_enable(raw, EventFlags.read) }
+    }
     func disableRead() { if let raw { bufferevent_disable(raw, EventFlags.read) } }
     func enableReadWrite() { if let raw { bufferevent_enable(raw, EventFlags.readWrite) } }
     func enableWrite() { if let raw { bufferevent_enable(raw, EventFlags.write) } }

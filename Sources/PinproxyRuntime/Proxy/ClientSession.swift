@@ -87,7 +87,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             if clientReadClosed { close() }
             return
         }
-        if headTimerIsIdle { armHeadTimer(idle: false) }
         let limits = worker.configuration.configuration.limits
         let headLimits = HeadLimits(maxHeaderBytes: limits.maxHeaderBytes, maxTargetBytes: limits.maxRequestTargetBytes)
         let result = ByteBuffer.withContiguousPrefix(client.input, count: limits.maxHeaderBytes + 1) {
@@ -95,7 +94,10 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         }
         switch result {
         case .incomplete:
-            if clientReadClosed { close() }
+            if clientReadClosed { close(); return }
+            // The first bytes of a head start the request_header clock; a head
+            // that arrives whole never needs it (one timer update saved per request).
+            if headTimerIsIdle { armHeadTimer(idle: false) }
         case let .invalid(error):
             worker.logger.log(.info, "http", "\(clientAddress): request rejected (\(error.status)): \(error.reason)")
             respond(with: ProxyErrorResponse.forParseError(error))
@@ -251,7 +253,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         guard state == .exchanging else { return }
         if keepClientOpen && !worker.isDraining && !(clientReadClosed && client.inputLength == 0) {
             state = .awaitingHead
-            client.enableRead()
+            client.enableReadIfDisabled()
             armHeadTimer(idle: client.inputLength == 0)
             if client.inputLength > 0 || clientReadClosed { readRequestHead() }
         } else {

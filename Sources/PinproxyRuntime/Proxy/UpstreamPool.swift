@@ -37,9 +37,10 @@ final class UpstreamPool: UpstreamConnectionDelegate {
             idle[connection.key] = [connection]
         }
         connection.delegate = self
-        // The idle timeout set when the connection was attached still runs:
-        // one setting for in use and idle saves an event_add per request.
-        connection.bufferEvent.enableRead()
+        // The idle timeout set when the connection was attached still runs,
+        // restarted by the read that completed the response: one setting for
+        // in use and idle saves an event_add per request.
+        connection.bufferEvent.enableReadIfDisabled()
     }
 
 

@@ -80,11 +80,17 @@ enum PeerChainBuilder {
     /// below verifies, among `candidates`; stops at a self-signed certificate,
     /// when no issuer is found, or after `maxSigningPathLength` certificates.
     static func signingPath(from leaf: X509Certificate, candidates: [X509Certificate]) -> [X509Certificate] {
+        var memo = FactsMemo()
+        return signingPath(from: leaf, candidates: candidates, memo: &memo)
+    }
+
+    private static func signingPath(from leaf: X509Certificate, candidates: [X509Certificate],
+                                    memo: inout FactsMemo) -> [X509Certificate] {
         var path = [leaf]
         var current = leaf
-        while path.count < maxSigningPathLength, !isSelfSigned(current) {
+        while path.count < maxSigningPathLength, !isIssuer(current, of: current, memo: &memo) {
             let issuer = candidates.first { candidate in
-                !path.contains { $0.isSame(as: candidate) } && isIssuer(candidate, of: current)
+                !path.contains { $0.isSame(as: candidate) } && isIssuer(candidate, of: current, memo: &memo)
             }
             guard let issuer else { break }
             path.append(issuer)
@@ -93,27 +99,43 @@ enum PeerChainBuilder {
         return path
     }
 
-    private static func isIssuer(_ issuer: X509Certificate, of child: X509Certificate) -> Bool {
+    /// Whether `issuer` names `child`'s issuer and its key verifies `child`'s
+    /// signature; the (costly) verification is remembered by fingerprints.
+    private static func isIssuer(_ issuer: X509Certificate, of child: X509Certificate, memo: inout FactsMemo) -> Bool {
         guard X509_NAME_cmp(X509_get_issuer_name(child.pointer), X509_get_subject_name(issuer.pointer)) == 0,
               let key = X509_get0_pubkey(issuer.pointer) else { return false }
-        let verifies = X509_verify(child.pointer, key) == 1
-        ERR_clear_error()
-        return verifies
-    }
-
-    private static func isSelfSigned(_ certificate: X509Certificate) -> Bool {
-        isIssuer(certificate, of: certificate)
+        return SignatureCheckCache.shared.verifies(child: memo.facts(of: child).certificateSHA256,
+                                                   issuer: memo.facts(of: issuer).certificateSHA256) {
+            let verifies = X509_verify(child.pointer, key) == 1
+            ERR_clear_error()
+            return verifies
+        }
     }
 
     private static func facts(leaf: X509Certificate, untrusted: [X509Certificate], verified: [X509Certificate]?,
                               failure: ChainFailure?, host: HostName?,
                               pinnedCertificates: [X509Certificate]) -> PeerChain {
+        var memo = FactsMemo()
         let served = [leaf] + untrusted
-        let path = signingPath(from: leaf, candidates: served + pinnedCertificates)
-        return PeerChain(served: served.map(\.facts),
-                         verified: verified?.map(\.facts),
+        let path = signingPath(from: leaf, candidates: served + pinnedCertificates, memo: &memo)
+        return PeerChain(served: served.map { memo.facts(of: $0) },
+                         verified: verified?.map { memo.facts(of: $0) },
                          chainFailure: failure,
-                         signingPath: path.map(\.facts),
+                         signingPath: path.map { memo.facts(of: $0) },
                          hostMatches: host.map { matches(leaf, host: $0) } ?? false)
+    }
+}
+
+/// The facts of each certificate met while building one PeerChain, computed
+/// once: the served, verified and signing-path lists mostly hold the same
+/// `X509` objects, and each `facts` encodes, hashes and prints the certificate.
+private struct FactsMemo {
+    private var entries: [(pointer: OpaquePointer, facts: CertificateFacts)] = []
+
+    mutating func facts(of certificate: X509Certificate) -> CertificateFacts {
+        if let known = entries.first(where: { $0.pointer == certificate.pointer }) { return known.facts }
+        let facts = certificate.facts
+        entries.append((certificate.pointer, facts))
+        return facts
     }
 }

@@ -2,6 +2,7 @@
 """Summarises bench/run.sh measurements.
 
   report.py throughput RAW.csv RESULTS.csv   medians over rounds, ratios to haproxy and direct
+  report.py handshake RAW.csv RESULTS.csv    full-handshake cost: pins against policy default
   report.py memory MEMORY.csv                the memory table
 
 The median over interleaved rounds is reported (robust to one disturbed run on a
@@ -89,6 +90,42 @@ def throughput(raw_path, results_path):
     print(f"medians of {max(s['rounds'] for s in summary.values())} interleaved rounds; CSV: {results_path}")
 
 
+def handshake(raw_path, results_path):
+    rows = list(csv.DictReader(open(raw_path)))
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    summary = {}
+    for t in targets:
+        runs = [r for r in rows if r["target"] == t]
+        summary[t] = {m: median(number(r[m]) for r in runs) for m in METRICS}
+        summary[t]["cpu_each"] = [number(r["cpu_us_per_req"]) for r in runs]
+        summary[t]["errors"] = sum(int(r["errors"] or 0) for r in runs)
+        summary[t]["rounds"] = len(runs)
+    ca = summary.get("pinproxy-fresh-ca", {}).get("cpu_us_per_req")
+    stunnel = summary.get("stunnel-fresh", {}).get("cpu_us_per_req")
+    print()
+    print("handshake cost: Connection: close, 16 connections; pinproxy-fresh* and stunnel-fresh resume nothing")
+    header = f"{'target':<18} {'req/s':>8} {'p99 ms':>7} {'CPU us/req':>10} {'x default':>9} {'x stunnel-fresh':>14} {'err':>4}  CPU per round"
+    print(header)
+    print("-" * len(header))
+    with open(results_path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=["target", "rounds", "rps", "p99_ms", "cpu_us_per_req",
+                                                 "cpu_vs_default_policy", "cpu_vs_stunnel_fresh", "errors"])
+        writer.writeheader()
+        for t in targets:
+            s = summary[t]
+            row = {"target": t, "rounds": s["rounds"], "rps": s["rps"], "p99_ms": s["p99_ms"],
+                   "cpu_us_per_req": s["cpu_us_per_req"], "cpu_vs_default_policy": ratio(s["cpu_us_per_req"], ca),
+                   "cpu_vs_stunnel_fresh": ratio(s["cpu_us_per_req"], stunnel), "errors": s["errors"]}
+            writer.writerow({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()})
+            each = " ".join(fmt(v) for v in s["cpu_each"])
+            print(f"{t:<18} {fmt(s['rps'], 0):>8} {fmt(s['p99_ms'], 3):>7} {fmt(s['cpu_us_per_req']):>10} "
+                  f"{fmt(row['cpu_vs_default_policy'], 3):>9} {fmt(row['cpu_vs_stunnel_fresh'], 2):>14} {s['errors']:>4}  {each}")
+    pins = summary.get("pinproxy-fresh", {}).get("cpu_us_per_req")
+    if pins is not None and ca:
+        print(f"pin evaluation adds {100 * (pins / ca - 1):+.1f}% to the CPU of a fresh upstream handshake "
+              f"(goal: under 5%); CSV: {results_path}")
+
+
 def memory(path):
     rows = list(csv.DictReader(open(path)))
     print()
@@ -102,5 +139,7 @@ def memory(path):
 if __name__ == "__main__":
     if sys.argv[1] == "throughput":
         throughput(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "handshake":
+        handshake(sys.argv[2], sys.argv[3])
     else:
         memory(sys.argv[2])

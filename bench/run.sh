@@ -6,7 +6,8 @@
 #
 # Tunables (environment): ROUNDS=3 DURATION=5 WARMUP=1 (seconds), PROXY_CPUS=1,
 # CLIENT_CPUS=0, WORKERS=1, PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
-# PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000".
+# PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000", HANDSHAKE=1 (0 skips the
+# handshake-cost phase).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -19,12 +20,15 @@ WORKERS="${WORKERS:-1}"
 PORT_BASE="${PORT_BASE:-28400}"
 TARGETS="${TARGETS:-direct pinproxy haproxy nginx stunnel}"
 MEMORY_COUNTS="${MEMORY_COUNTS:-5000 10000}"
+HANDSHAKE="${HANDSHAKE:-1}"
 MODE=throughput
 [ "${1:-}" = "--memory" ] && MODE=memory
 
 UP_PORT=$((PORT_BASE + 0))
 declare -A PORT=([direct]=$UP_PORT [pinproxy]=$((PORT_BASE + 1)) [haproxy]=$((PORT_BASE + 2))
-                 [nginx]=$((PORT_BASE + 3)) [stunnel]=$((PORT_BASE + 4)))
+                 [nginx]=$((PORT_BASE + 3)) [stunnel]=$((PORT_BASE + 4))
+                 [pinproxy-fresh]=$((PORT_BASE + 5)) [pinproxy-fresh-ca]=$((PORT_BASE + 6))
+                 [stunnel-fresh]=$((PORT_BASE + 7)))
 declare -A PID=()
 
 OUT="$BENCH_DIR/out"
@@ -90,6 +94,31 @@ cat > "$WORK/pinproxy.json" <<EOF
   "threads": $WORKERS
 }
 EOF
+
+# The handshake-cost phase: the same gateway with upstream reuse off (no pool, no session
+# resumption), so every request pays a full TLS 1.3 handshake, once with the pins (what
+# pinproxy adds: SPKI hashes compared during the handshake) and once with policy "default"
+# (the same chain and host verification without pins). The CPU difference is the pin cost.
+for variant in fresh fresh-ca; do
+    if [ "$variant" = fresh ]; then
+        host_rule="\"policy\": \"pin-public-keys\", \"pins\": [\"$LEAF_PIN\", \"$BACKUP_PIN\"]"
+    else
+        host_rule="\"policy\": \"default\""
+    fi
+    cat > "$WORK/pinproxy-$variant.json" <<EOF
+{
+  "listeners": [ { "listen": "127.0.0.1:${PORT[pinproxy-$variant]}", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
+  "violation_log": "$WORK/logs/violations-$variant.jsonl",
+  "trust_store": "$WORK/ca.pem",
+  "default_policy": "deny",
+  "hosts": { "$HOST_NAME": { $host_rule } },
+  "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
+  "upstream_reuse": { "idle_per_host": 0, "tls_sessions": false },
+  "limits": { "max_connections": 15000 },
+  "threads": $WORKERS
+}
+EOF
+done
 
 # haproxy at its best: server-side reuse always, verified TLS with SNI + host check, ALPN http/1.1.
 cat > "$WORK/haproxy.cfg" <<EOF
@@ -169,6 +198,12 @@ checkHost = $HOST_NAME
 sni = $HOST_NAME
 EOF
 
+# The same without session resumption: a full handshake per client connection, what
+# pinproxy-fresh does (stunnel's own per-connection cost, a thread, is still included).
+sed -e "s/^accept = .*/accept = 127.0.0.1:${PORT[stunnel-fresh]}/" -e "s|^output = .*|output = $WORK/logs/stunnel-fresh.log|" \
+    "$WORK/stunnel.conf" > "$WORK/stunnel-fresh.conf"
+echo "sessionResume = no" >> "$WORK/stunnel-fresh.conf"
+
 # --- processes ------------------------------------------------------------------------
 start_upstream() {
     nginx -p "$WORK" -c "$WORK/upstream.conf" 2>>"$WORK/logs/upstream.err" &
@@ -180,11 +215,11 @@ start_upstream() {
 start_proxy() {
     local name="$1"
     case "$name" in
-        pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
-                      2>>"$WORK/logs/pinproxy.err" & ;;
+        pinproxy*) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/$name.json" --log-level warning \
+                      2>>"$WORK/logs/$name.err" & ;;
         haproxy)  taskset -c "$PROXY_CPUS" haproxy -db -f "$WORK/haproxy.cfg" 2>>"$WORK/logs/haproxy.err" & ;;
         nginx)    taskset -c "$PROXY_CPUS" nginx -p "$WORK" -c "$WORK/nginx-proxy.conf" 2>>"$WORK/logs/nginx-proxy.err" & ;;
-        stunnel)  taskset -c "$PROXY_CPUS" stunnel4 "$WORK/stunnel.conf" 2>>"$WORK/logs/stunnel.err" & ;;
+        stunnel*) taskset -c "$PROXY_CPUS" stunnel4 "$WORK/$name.conf" 2>>"$WORK/logs/$name.err" & ;;
         *) die "unknown proxy $name" ;;
     esac
     STARTED_PIDS+=($!); PID[$name]=$!
@@ -293,3 +328,23 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 python3 "$BENCH_DIR/report.py" throughput "$RAW" "$OUT/results.csv"
+
+# --- handshake cost -------------------------------------------------------------------
+# Connection: close with every upstream connection new and fully handshaken: pinproxy with
+# pins, pinproxy with policy "default", and stunnel (one upstream connection per client
+# connection by design; it resumes sessions, which pinproxy-fresh* do not). Interleaved
+# like the main rounds; the CPU per request is the proxy's whole cost of a handshake.
+# stunnel-fresh is stunnel with sessionResume = no: full handshakes, like pinproxy-fresh*.
+if [ "$HANDSHAKE" = 1 ]; then
+    RAW="$OUT/handshake-raw.csv"
+    HANDSHAKE_TARGETS=(pinproxy-fresh pinproxy-fresh-ca stunnel-fresh stunnel)
+    for name in pinproxy-fresh pinproxy-fresh-ca stunnel-fresh; do start_proxy "$name"; done
+    case " $TARGETS " in *" stunnel "*) ;; *) start_proxy stunnel ;; esac
+    echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib" > "$RAW"
+    log "handshake cost: $ROUNDS rounds x ${#HANDSHAKE_TARGETS[@]} targets, Connection: close, no upstream reuse"
+    for ((round = 1; round <= ROUNDS; round++)); do
+        if ((round % 2)); then order=("${HANDSHAKE_TARGETS[@]}"); else order=(stunnel stunnel-fresh pinproxy-fresh-ca pinproxy-fresh); fi
+        for target in "${order[@]}"; do measure "$round" "close-100B-c16|16|/100b|Connection: close" "$target"; done
+    done
+    python3 "$BENCH_DIR/report.py" handshake "$RAW" "$OUT/handshake.csv"
+fi

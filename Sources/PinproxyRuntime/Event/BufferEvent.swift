@@ -106,6 +106,22 @@ final class BufferEvent {
         if evbuffer_get_length(output) > 0 { bufferevent_enable(raw, EventFlags.write) }
     }
 
+    /// Plain sockets: reads what the socket holds into the input now. Returns
+    /// the byte count, 0 at end of stream, -1 when there is nothing or on an
+    /// error (left for libevent's own read to report).
+    func readNow() -> Int {
+        guard let raw else { return -1 }
+        let descriptor = bufferevent_getfd(raw)
+        guard descriptor >= 0 else { return -1 }
+        let input = bufferevent_get_input(raw)
+        // libevent freezes the end of a socket bufferevent's input so that only
+        // its own read appends; it thaws it the same way around that read.
+        evbuffer_unfreeze(input, 0)
+        let count = evbuffer_read(input, descriptor, -1)
+        evbuffer_freeze(input, 0)
+        return Int(count)
+    }
+
     /// The largest write sent with `SSL_write` directly: one TLS record. A
     /// write OpenSSL could not finish is retried by libevent from the output
     /// buffer, at most 16 KiB at a time, and OpenSSL requires the retry to

@@ -45,7 +45,8 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         client.free()
     }
 
-    func start() {
+    /// `headTimeout`: what is left of the request-header timeout that started at accept.
+    func start(headTimeout: Duration) {
         let configuration = worker.configuration.configuration
         client.setReadHighWatermark(configuration.limits.maxHeaderBytes + 16 * 1024)
         client.setTimeouts(read: nil, write: configuration.timeouts.idle)
@@ -53,7 +54,22 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         // by `flushOutput()`, which arms EV_WRITE only for what the socket refused.
         client.disableWrite()  // a new socket bufferevent starts with EV_WRITE on
         client.enableRead()
-        armHeadTimer(idle: false)
+        headTimerIsIdle = false
+        headTimer?.schedule(after: headTimeout)
+    }
+
+    /// Reads the bytes that woke the waiting client now, not a loop turn later.
+    func readArrivedBytes() {
+        switch client.readNow() {
+        case 0:
+            // The client closed without sending anything.
+            clientReadClosed = true
+            close()
+        case let count where count > 0:
+            readRequestHead()
+        default:
+            break  // nothing there after all, or an error: libevent's own read reports it
+        }
     }
 
     /// Closes a connection that sits between requests (drain on shutdown);

@@ -29,6 +29,8 @@ final class LoopWorker {
     private(set) var isDraining = false
     private var listeners: [ListenerConfiguration: Listener] = [:]
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
+    /// Accepted connections that have not sent anything yet (see `WaitingClient`).
+    private var waiting: [ObjectIdentifier: WaitingClient] = [:]
     private var drainCompletion: (() -> Void)?
 
     var logger: Logger { shared.logger }
@@ -82,14 +84,44 @@ final class LoopWorker {
             return
         }
         SocketOptions.disableNagle(fd)
-        guard let client = BufferEvent.socket(loop: loop, descriptor: fd) else {
+        let client = WaitingClient(worker: self, descriptor: fd, peer: peer, listener: listener,
+                                   headTimeout: configuration.configuration.timeouts.requestHeader)
+        guard client.isWaiting else {
             shared.openConnections.subtract(1, ordering: .relaxed)
             close(fd)
             return
         }
-        let session = ClientSession(worker: self, listener: listener, client: client, clientAddress: peer)
+        waiting[ObjectIdentifier(client)] = client
+    }
+
+    /// A waiting client's first bytes (or its close) arrived: it becomes a session,
+    /// which reads them at once, with what is left of the request-header timeout.
+    func waitingClientSentBytes(_ waitingClient: WaitingClient) {
+        guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient)) != nil else { return }
+        guard let client = BufferEvent.socket(loop: loop, descriptor: waitingClient.descriptor) else {
+            shared.openConnections.subtract(1, ordering: .relaxed)
+            close(waitingClient.descriptor)
+            return
+        }
+        let session = ClientSession(worker: self, listener: waitingClient.listener, client: client,
+                                    clientAddress: waitingClient.peer)
         sessions[ObjectIdentifier(session)] = session
-        session.start()
+        let remaining = waitingClient.headDeadline - .now
+        session.start(headTimeout: max(remaining, .zero))
+        session.readArrivedBytes()
+    }
+
+    /// Nothing arrived within the request-header timeout: closed without an
+    /// answer, as a session with an empty buffer is.
+    func waitingClientTimedOut(_ waitingClient: WaitingClient) {
+        closeWaiting(waitingClient)
+    }
+
+    private func closeWaiting(_ waitingClient: WaitingClient) {
+        guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient)) != nil else { return }
+        waitingClient.stopWaiting()
+        close(waitingClient.descriptor)
+        shared.openConnections.subtract(1, ordering: .relaxed)
     }
 
     func sessionDidClose(_ session: ClientSession) {
@@ -144,12 +176,14 @@ final class LoopWorker {
         listeners.values.forEach { $0.close() }
         listeners.removeAll()
         pool.closeAll()
+        for client in Array(waiting.values) { closeWaiting(client) }
         for session in Array(sessions.values) { session.closeIfIdle() }
         if sessions.isEmpty { finishDrain() }
     }
 
     /// Closes every remaining client (the shutdown timeout ran out).
     func closeAllSessions() {
+        for client in Array(waiting.values) { closeWaiting(client) }
         for session in Array(sessions.values) { session.close() }
     }
 

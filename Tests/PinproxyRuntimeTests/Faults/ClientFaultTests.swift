@@ -34,6 +34,39 @@ struct ClientFaultTests {
         try bed.expectNextRequestServed()
     }
 
+    @Test("a connection that never sends a byte is closed, without an answer, at timeouts.request_header")
+    func silentConnection() throws {
+        let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
+        let start = ContinuousClock.now
+        let client = try RawClient(port: bed.proxy.forwardPort)
+        let (data, ending) = client.read(timeout: 5)
+        let elapsed = FaultBed.seconds(since: start)
+        #expect(data.isEmpty)
+        #expect(ending == .closed)
+        #expect(elapsed >= 1.9 && elapsed < 3, "closed after \(elapsed) s")
+        client.close()
+        #expect(bed.waitForNoSockets().total == 0)
+        try bed.expectNextRequestServed()
+    }
+
+    @Test("the request_header clock starts at accept: a head begun 1.5 s after connecting gets 408 at 2 s")
+    func headerClockStartsAtAccept() throws {
+        let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
+        let start = ContinuousClock.now
+        let client = try RawClient(port: bed.proxy.forwardPort)
+        usleep(1_500_000)
+        client.send("GET http://api.example.com/bytes/10 HTTP/1.1\r\n")
+        let (data, ending) = client.read(timeout: 5)
+        let elapsed = FaultBed.seconds(since: start)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 408 "), "got: \(text.prefix(40))")
+        #expect(ending == .closed)
+        #expect(elapsed >= 1.9 && elapsed < 3, "answered after \(elapsed) s")
+        client.close()
+        #expect(bed.waitForNoSockets().total == 0)
+        try bed.expectNextRequestServed()
+    }
+
     @Test("a client that vanishes in the middle of a 1 MiB upload leaves nothing behind")
     func vanishMidUpload() throws {
         let bed = try FaultBed(hostile: .upstream([]))

@@ -202,7 +202,7 @@ public final class Daemon: @unchecked Sendable {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         logger.log(.info, "daemon", "shutting down: no new connections, finishing in-flight requests")
         notifier?.stopping()
-        let timeout = workers[0].configuration.configuration.timeouts.shutdown
+        let timeout = workers[0].configuration.timeouts.shutdown
         shutdownTimer = Timer(loop: workers[0].loop) { [unowned self] in
             self.logger.log(.warning, "daemon", "shutdown timeout: closing remaining connections")
             for worker in self.workers {

@@ -152,9 +152,14 @@ final class BufferEvent {
 
     /// Read and write inactivity timeouts; nil clears.
     func setTimeouts(read: Duration?, write: Duration?) {
+        setTimeouts(read: read.map(timeval.init(duration:)), write: write.map(timeval.init(duration:)))
+    }
+
+    /// As above, with the timeouts already converted (the per-request path).
+    func setTimeouts(read: timeval?, write: timeval?) {
         guard let raw else { return }
-        var readValue = read.map(timeval.init(duration:)) ?? timeval()
-        var writeValue = write.map(timeval.init(duration:)) ?? timeval()
+        var readValue = read ?? timeval()
+        var writeValue = write ?? timeval()
         withUnsafePointer(to: &readValue) { readPointer in
             withUnsafePointer(to: &writeValue) { writePointer in
                 _ = bufferevent_set_timeouts(raw, read == nil ? nil : readPointer, write == nil ? nil : writePointer)

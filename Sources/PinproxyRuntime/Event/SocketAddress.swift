@@ -1,48 +1,57 @@
 import Foundation
 import PinproxyCore
 
-/// A resolved IPv4 or IPv6 socket address, held as `sockaddr_storage`.
+/// A resolved IPv4 or IPv6 socket address.
+///
+/// Held in a `sockaddr_in6` (28 bytes, which a `sockaddr_in` fits in), not a
+/// 128-byte `sockaddr_storage`: every client connection keeps one.
 struct SocketAddress: Sendable, CustomStringConvertible {
-    var storage: sockaddr_storage
-    var length: socklen_t
+    private var storage: sockaddr_in6
+    let length: socklen_t
 
+    /// Copies the IPv4 or IPv6 address in `storage` (as `getsockname` fills it).
     init(storage: sockaddr_storage, length: socklen_t) {
-        self.storage = storage
-        self.length = length
+        var compact = sockaddr_in6()
+        let count = min(Int(length), MemoryLayout<sockaddr_in6>.size)
+        withUnsafeBytes(of: storage) { source in
+            withUnsafeMutableBytes(of: &compact) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<count])) }
+        }
+        self.storage = compact
+        self.length = socklen_t(count)
     }
 
     /// Copies a kernel-provided address; nil for families other than IPv4/IPv6.
     init?(_ pointer: UnsafePointer<sockaddr>, length: socklen_t) {
         guard pointer.pointee.sa_family == sa_family_t(AF_INET) || pointer.pointee.sa_family == sa_family_t(AF_INET6),
-              Int(length) <= MemoryLayout<sockaddr_storage>.size else { return nil }
-        var storage = sockaddr_storage()
-        withUnsafeMutableBytes(of: &storage) { target in
+              Int(length) <= MemoryLayout<sockaddr_in6>.size else { return nil }
+        var compact = sockaddr_in6()
+        withUnsafeMutableBytes(of: &compact) { target in
             target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: Int(length)))
         }
-        self.init(storage: storage, length: length)
+        storage = compact
+        self.length = length
     }
 
     /// Parses a numeric IP literal (no brackets) and a port; nil for names.
     init?(ip: String, port: UInt16) {
-        var storage = sockaddr_storage()
+        var compact = sockaddr_in6()
         if ip.contains(":") {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, ip, &address.sin6_addr) == 1 else { return nil }
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in6.self) }
-            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
+            compact.sin6_family = sa_family_t(AF_INET6)
+            compact.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, ip, &compact.sin6_addr) == 1 else { return nil }
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return nil }
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in.self) }
-            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+            withUnsafeMutableBytes(of: &compact) { $0.storeBytes(of: address, as: sockaddr_in.self) }
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
         }
+        storage = compact
     }
 
-    var family: Int32 { Int32(storage.ss_family) }
+    var family: Int32 { Int32(storage.sin6_family) }
 
     var port: UInt16 {
         withUnsafeBytes(of: storage) { raw in

@@ -8,6 +8,14 @@ import PinproxyCore
 final class ActiveConfiguration: @unchecked Sendable {
     let configuration: Configuration
     let generation: Int
+    /// Copies of the sections read on every request: reaching them through
+    /// `configuration` copies the whole struct (a retain and release of each
+    /// of its arrays and strings) at each access.
+    let timeouts: Timeouts
+    let limits: Limits
+    let upstreamReuse: UpstreamReuse
+    /// `timeouts.idle` as libevent takes it (converting a Duration costs 128-bit divisions).
+    let idleTimeval: timeval
     private let rulePolicies: [String: PreparedPolicy]
     /// nil when `default_policy` is `deny`.
     private let defaultPolicy: PreparedPolicy?
@@ -17,6 +25,10 @@ final class ActiveConfiguration: @unchecked Sendable {
     init(configuration: Configuration, generation: Int) throws {
         self.configuration = configuration
         self.generation = generation
+        timeouts = configuration.timeouts
+        limits = configuration.limits
+        upstreamReuse = configuration.upstreamReuse
+        idleTimeval = timeval(duration: configuration.timeouts.idle)
         let trustStore: TrustStore
         do {
             trustStore = try TrustStore.system(path: configuration.trustStorePath)

@@ -35,7 +35,7 @@ extension ClientSession {
         connection.delegate = self
         if connection.completedExchanges == 0 {
             // Once per connection: the same limits serve it in use and idle in the pool.
-            let timeouts = exchange.configuration.configuration.timeouts
+            let timeouts = exchange.configuration.timeouts
             connection.bufferEvent.setReadHighWatermark(ClientSession.highWatermark)
             connection.bufferEvent.setTimeouts(read: timeouts.idle, write: timeouts.idle)
         }
@@ -75,7 +75,7 @@ extension ClientSession {
         let client = clientBuffer
         // Whatever this step queued (a 1xx, a head) leaves now, not a loop turn later.
         defer { client.flushOutput() }
-        let limits = exchange.configuration.configuration.limits
+        let limits = exchange.configuration.limits
         while exchange.responseBody == nil {
             let headLimits = HeadLimits(maxHeaderBytes: limits.maxHeaderBytes, maxTargetBytes: limits.maxRequestTargetBytes)
             let result = ByteBuffer.withContiguousPrefix(upstream.bufferEvent.input, count: limits.maxHeaderBytes + 1) {
@@ -146,7 +146,7 @@ extension ClientSession {
         let reusable = exchange.responseHead?.wantsKeepAlive == true && exchange.responseBody?.isDelimitedByClose == false
         if reusable {
             upstream.completedExchanges += 1
-            loopWorker.pool.put(upstream, keepingAtMost: exchange.configuration.configuration.upstreamReuse.idlePerHost)
+            loopWorker.pool.put(upstream, keepingAtMost: exchange.configuration.upstreamReuse.idlePerHost)
         } else {
             upstream.delegate = nil
             upstream.close()

@@ -28,8 +28,15 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
     private(set) var state = State.awaitingHead
     private var exchange: Exchange?
     private var clientReadClosed = false
-    private var headTimer: Timer?
-    private var headTimerIsIdle = false
+    /// When the request-header timeout of the head being received runs out;
+    /// nil while the connection is idle between requests or exchanging.
+    ///
+    /// Both waits use the client bufferevent's read timeout (no timer of
+    /// their own, about 250 bytes per connection): between requests it is
+    /// `timeouts.idle`; once a head has begun it is the time left until this
+    /// deadline, set again after each piece, so a slowloris trickle cannot
+    /// extend it. During an exchange there is none (a long download sends nothing).
+    private var headDeadline: ContinuousClock.Instant?
     private var clientVersion = HTTPVersion.http11
 
     init(worker: LoopWorker, listener: ListenerContext, client: BufferEvent, clientAddress: SocketAddress) {
@@ -38,7 +45,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         self.client = client
         self.clientAddress = clientAddress
         client.delegate = self
-        headTimer = Timer(loop: worker.loop) { [unowned self] in self.headTimerDidFire() }
     }
 
     deinit {
@@ -47,15 +53,14 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
 
     /// `headTimeout`: what is left of the request-header timeout that started at accept.
     func start(headTimeout: Duration) {
-        let configuration = worker.configuration.configuration
+        let configuration = worker.configuration
         client.setReadHighWatermark(configuration.limits.maxHeaderBytes + 16 * 1024)
-        client.setTimeouts(read: nil, write: configuration.timeouts.idle)
+        headDeadline = .now + headTimeout
+        client.setTimeouts(read: headTimeout, write: configuration.timeouts.idle)
         // EV_WRITE stays off while nothing is queued: output is written at once
         // by `flushOutput()`, which arms EV_WRITE only for what the socket refused.
         client.disableWrite()  // a new socket bufferevent starts with EV_WRITE on
         client.enableRead()
-        headTimerIsIdle = false
-        headTimer?.schedule(after: headTimeout)
     }
 
     /// Reads the bytes that woke the waiting client now, not a loop turn later.
@@ -80,14 +85,18 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
 
     // MARK: request heads
 
-    private func armHeadTimer(idle: Bool) {
-        let timeouts = worker.configuration.configuration.timeouts
-        headTimerIsIdle = idle
-        headTimer?.schedule(after: idle ? timeouts.idle : timeouts.requestHeader)
+    /// The read timeout while awaiting a head (nil: none, while exchanging).
+    private func setReadTimeout(_ timeout: Duration?) {
+        setReadTimeout(timeout.map(timeval.init(duration:)))
     }
 
-    private func headTimerDidFire() {
-        guard state == .awaitingHead else { return }
+    private func setReadTimeout(_ timeout: timeval?) {
+        client.setTimeouts(read: timeout, write: worker.configuration.idleTimeval)
+    }
+
+    /// The client sent nothing for `timeouts.idle`, or its head missed `headDeadline`.
+    private func readTimedOut() {
+        guard state == .awaitingHead else { close(); return }
         if client.inputLength == 0 {
             close()
         } else {
@@ -103,7 +112,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             if clientReadClosed { close() }
             return
         }
-        let limits = worker.configuration.configuration.limits
+        let limits = worker.configuration.limits
         let headLimits = HeadLimits(maxHeaderBytes: limits.maxHeaderBytes, maxTargetBytes: limits.maxRequestTargetBytes)
         let result = ByteBuffer.withContiguousPrefix(client.input, count: limits.maxHeaderBytes + 1) {
             RequestHeadParser.parse($0, limits: headLimits)
@@ -111,15 +120,20 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         switch result {
         case .incomplete:
             if clientReadClosed { close(); return }
-            // The first bytes of a head start the request_header clock; a head
-            // that arrives whole never needs it (one timer update saved per request).
-            if headTimerIsIdle { armHeadTimer(idle: false) }
+            // The first bytes of a head start the request_header clock (a head
+            // that arrives whole never needs it); later pieces leave it running.
+            let deadline = headDeadline ?? .now + worker.configuration.timeouts.requestHeader
+            headDeadline = deadline
+            let left = deadline - .now
+            guard left > .zero else { readTimedOut(); return }
+            setReadTimeout(left)
         case let .invalid(error):
             worker.logger.log(.info, "http", "\(clientAddress): request rejected (\(error.status)): \(error.reason)")
             respond(with: ProxyErrorResponse.forParseError(error))
         case let .complete(head, consumed):
             ByteBuffer.drain(client.input, count: consumed)
-            headTimer?.cancel()
+            headDeadline = nil
+            setReadTimeout(nil as timeval?)
             clientVersion = head.version
             begin(head)
         }
@@ -180,7 +194,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
     func closeAfterFlush() {
         guard state != .closed else { return }
         state = .closing
-        headTimer?.cancel()
         client.disableRead()
         client.flushOutput()
         if client.outputLength == 0 { close() }
@@ -190,7 +203,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
     func close() {
         guard state != .closed else { return }
         state = .closed
-        headTimer?.cancel()
         exchange?.abandonUpstream()
         exchange = nil
         client.free()
@@ -236,6 +248,10 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             }
             return
         }
+        if events.contains(.timeout) && events.contains(.reading) {
+            readTimedOut()
+            return
+        }
         // Reset, write error or write timeout: the client is gone.
         close()
     }
@@ -270,7 +286,8 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         if keepClientOpen && !worker.isDraining && !(clientReadClosed && client.inputLength == 0) {
             state = .awaitingHead
             client.enableReadIfDisabled()
-            armHeadTimer(idle: client.inputLength == 0)
+            headDeadline = nil
+            if client.inputLength == 0 { setReadTimeout(worker.configuration.idleTimeval) }
             if client.inputLength > 0 || clientReadClosed { readRequestHead() }
         } else {
             closeAfterFlush()

@@ -72,7 +72,7 @@ final class LoopWorker {
     var boundAddresses: [String] { listeners.values.map { $0.boundAddress.description } }
 
     private func accept(_ fd: Int32, peer: SocketAddress, listener: ListenerContext) {
-        let limit = shared.maxConnectionsOverride ?? configuration.configuration.limits.maxConnections
+        let limit = shared.maxConnectionsOverride ?? configuration.limits.maxConnections
         let open = shared.openConnections.add(1, ordering: .relaxed).newValue
         if open > limit || isDraining {
             shared.openConnections.subtract(1, ordering: .relaxed)
@@ -85,7 +85,7 @@ final class LoopWorker {
         }
         SocketOptions.disableNagle(fd)
         let client = WaitingClient(worker: self, descriptor: fd, peer: peer, listener: listener,
-                                   headTimeout: configuration.configuration.timeouts.requestHeader)
+                                   headTimeout: configuration.timeouts.requestHeader)
         guard client.isWaiting else {
             shared.openConnections.subtract(1, ordering: .relaxed)
             close(fd)

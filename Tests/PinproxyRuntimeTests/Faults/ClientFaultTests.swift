@@ -67,6 +67,39 @@ struct ClientFaultTests {
         try bed.expectNextRequestServed()
     }
 
+    @Test("a keep-alive connection is closed after timeouts.idle without a request; a head begun then gets 408")
+    func idleBetweenRequests() throws {
+        let bed = try FaultBed(hostile: .upstream([]), timeouts: #""idle": "2s", "request_header": "1s","#)
+        let request = "GET http://api.example.com/bytes/10 HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+        // Silent after a response: closed at the idle timeout, not at request_header.
+        let quiet = try RawClient(port: bed.proxy.forwardPort)
+        quiet.send(request)
+        let (first, _) = quiet.read(upTo: 1, timeout: 5)
+        #expect(String(decoding: first, as: UTF8.self) == "H")
+        _ = quiet.read(timeout: 0.5)  // the rest of the response
+        let start = ContinuousClock.now
+        let (after, ending) = quiet.read(timeout: 5)
+        let elapsed = FaultBed.seconds(since: start)
+        #expect(after.isEmpty && ending == .closed)
+        #expect(elapsed >= 1.2 && elapsed < 2.8, "closed after \(elapsed) s")
+        quiet.close()
+        // Half a head after a response: the request_header clock, not idle, applies.
+        let slow = try RawClient(port: bed.proxy.forwardPort)
+        slow.send(request)
+        _ = slow.read(upTo: 1, timeout: 5)
+        _ = slow.read(timeout: 0.3)
+        let begun = ContinuousClock.now
+        slow.send("GET http://api.example.com/bytes/10 HTTP/1.1\r\n")
+        let (answer, slowEnding) = slow.read(timeout: 5)
+        let waited = FaultBed.seconds(since: begun)
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408 "))
+        #expect(slowEnding == .closed)
+        #expect(waited >= 0.9 && waited < 1.8, "answered after \(waited) s")
+        slow.close()
+        #expect(bed.waitForNoSockets(pooled: 1).clientSessions == 0)
+        try bed.expectNextRequestServed()
+    }
+
     @Test("a client that vanishes in the middle of a 1 MiB upload leaves nothing behind")
     func vanishMidUpload() throws {
         let bed = try FaultBed(hostile: .upstream([]))

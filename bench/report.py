@@ -3,6 +3,7 @@
 
   report.py throughput RAW.csv RESULTS.csv   medians over rounds, ratios to haproxy and direct
   report.py handshake RAW.csv RESULTS.csv    full-handshake cost: pins against policy default
+  report.py instructions CALLGRIND.csv       instructions per fresh handshake: pins against default
   report.py memory MEMORY.csv                the memory table
 
 The median over interleaved rounds is reported (robust to one disturbed run on a
@@ -126,6 +127,24 @@ def handshake(raw_path, results_path):
               f"(goal: under 5%); CSV: {results_path}")
 
 
+def instructions(path):
+    rows = list(csv.DictReader(open(path)))
+    per_request = {}
+    for target in dict.fromkeys(r["target"] for r in rows):
+        runs = sorted((int(r["requests"]), int(r["instructions"])) for r in rows if r["target"] == target)
+        (few, few_total), (many, many_total) = runs[0], runs[-1]
+        per_request[target] = (many_total - few_total) / (many - few)
+    print()
+    print("instructions per Connection: close request with a full upstream handshake (callgrind, "
+          "difference of two runs)")
+    for target, value in per_request.items():
+        print(f"{target:<18} {value:>14,.0f}")
+    pins, default = per_request.get("pinproxy-fresh"), per_request.get("pinproxy-fresh-ca")
+    if pins and default:
+        print(f"pin evaluation adds {100 * (pins / default - 1):+.2f}% ({pins - default:+,.0f} instructions) "
+              f"to a fresh upstream handshake (goal: under 5%); CSV: {path}")
+
+
 def memory(path):
     rows = list(csv.DictReader(open(path)))
     print()
@@ -141,5 +160,7 @@ if __name__ == "__main__":
         throughput(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "handshake":
         handshake(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "instructions":
+        instructions(sys.argv[2])
     else:
         memory(sys.argv[2])

@@ -37,7 +37,7 @@ RAW="$OUT/raw.csv"
 
 trap cleanup_started EXIT INT TERM
 
-install_missing wrk:wrk nginx-light:nginx haproxy:haproxy stunnel4:stunnel4 python3:python3 openssl:openssl
+install_missing wrk:wrk nginx-light:nginx haproxy:haproxy stunnel4:stunnel4 python3:python3 openssl:openssl valgrind:valgrind
 [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
 raise_nofile
 [ "$(nproc)" -ge 2 ] || log "warning: fewer than 2 CPUs; client and proxies will share one"
@@ -347,4 +347,27 @@ if [ "$HANDSHAKE" = 1 ]; then
         for target in "${order[@]}"; do measure "$round" "close-100B-c16|16|/100b|Connection: close" "$target"; done
     done
     python3 "$BENCH_DIR/report.py" handshake "$RAW" "$OUT/handshake.csv"
+
+    # CPU time moves by several per cent between rounds on a shared machine; the
+    # instructions a handshake takes do not. Each variant runs under callgrind for
+    # $CG_FEW and then $CG_MANY fresh-handshake requests; the difference of the
+    # totals divided by the difference of the counts is the cost per request,
+    # without start-up and shutdown.
+    CG_FEW="${CG_FEW:-20}"
+    CG_MANY="${CG_MANY:-100}"
+    for name in pinproxy-fresh pinproxy-fresh-ca; do stop_proxy "$name"; done
+    echo "target,requests,instructions" > "$OUT/handshake-instructions.csv"
+    for name in pinproxy-fresh pinproxy-fresh-ca; do
+        for count in "$CG_FEW" "$CG_MANY"; do
+            valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.$name.$count" \
+                "$PINPROXY_BIN" run --config "$WORK/$name.json" --log-level warning 2>>"$WORK/logs/callgrind.err" &
+            cg_pid=$!
+            STARTED_PIDS+=("$cg_pid")
+            wait_port "${PORT[$name]}" 60
+            python3 "$BENCH_DIR/requests.py" --port "${PORT[$name]}" --count "$count" || die "$name under callgrind: requests failed"
+            kill -INT "$cg_pid"; wait "$cg_pid" 2>/dev/null || true
+            echo "$name,$count,$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$name.$count")" >> "$OUT/handshake-instructions.csv"
+        done
+    done
+    python3 "$BENCH_DIR/report.py" instructions "$OUT/handshake-instructions.csv"
 fi

@@ -23,10 +23,11 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CGlibcMalloc"),
+        .target(name: "CEventInternals", dependencies: ["CLibevent"]),
         .target(name: "PinproxyCore"),
         .target(
             name: "PinproxyRuntime",
-            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc"]
+            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc", "CEventInternals"]
         ),
         .executableTarget(
             name: "pinproxy",

@@ -1,4 +1,5 @@
 internal import CLibevent
+internal import CEventInternals
 internal import COpenSSL
 import Foundation
 
@@ -120,6 +121,31 @@ final class BufferEvent {
         let count = evbuffer_read(input, descriptor, -1)
         evbuffer_freeze(input, 0)
         return Int(count)
+    }
+
+    // MARK: TLS read-ahead
+    //
+    // Without read-ahead OpenSSL reads a record in two calls, its 5-byte header
+    // and then its body: two read(2) per record. With it, one read takes what
+    // the socket holds. But libevent 2.1 reads again only when the socket is
+    // readable, so records that arrived with the last read and sit unprocessed
+    // in OpenSSL would wait for the next packet: whoever enables read-ahead
+    // must call `readAgainIfTLSBuffered()` after consuming input.
+
+    /// Lets OpenSSL read ahead (see above).
+    func enableTLSReadAhead() {
+        guard let raw, let ssl = bufferevent_openssl_get_ssl(raw) else { return }
+        SSL_set_read_ahead(ssl, 1)
+    }
+
+    /// When reading is on and OpenSSL holds bytes it has not processed, runs
+    /// libevent's TLS read again this loop turn. It adds input (and calls the
+    /// read callback) only for complete records, so a partial record waits
+    /// for the socket without a busy loop.
+    func readAgainIfTLSBuffered() {
+        guard let raw, bufferevent_get_enabled(raw) & EventFlags.read != 0,
+              let ssl = bufferevent_openssl_get_ssl(raw), SSL_has_pending(ssl) == 1 else { return }
+        pinproxy_bufferevent_activate_read(UnsafeMutableRawPointer(raw))
     }
 
     /// The largest write sent with `SSL_write` directly: one TLS record. A

@@ -228,6 +228,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             exchange.responsePaused = false
             upstream.bufferEvent.enableRead()
             relayResponse()
+            upstream.bufferEvent.readAgainIfTLSBuffered()
         }
     }
 

@@ -41,6 +41,9 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         // restarted by the read that completed the response: one setting for
         // in use and idle saves an event_add per request.
         connection.bufferEvent.enableReadIfDisabled()
+        // A record read ahead with the response (a TLS 1.3 ticket, or data the
+        // server should not have sent) is looked at now, not when the next packet comes.
+        connection.bufferEvent.readAgainIfTLSBuffered()
     }
 
 

@@ -79,10 +79,12 @@ enum HTTPSyntax {
     /// The elements of a comma-separated list (RFC 9110 §5.6.1) with OWS trimmed;
     /// empty elements are kept so callers can decide whether they are an error.
     static func listElements(_ value: String) -> [Substring] {
-        value.split(separator: ",", omittingEmptySubsequences: false).map { trimmed($0) }
+        var elements: [Substring] = []
+        forEachListElement(value) { elements.append($0); return true }
+        return elements
     }
 
-    /// The same elements as `listElements`, handed to `body` one by one without
+    /// The elements of `listElements` handed to `body` one by one, without
     /// building an array (the per-request framing checks); stops when `body`
     /// returns false.
     static func forEachListElement(_ value: String, _ body: (Substring) -> Bool) {

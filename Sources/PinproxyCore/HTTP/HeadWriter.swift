@@ -28,8 +28,7 @@ struct HeadWriter {
 
     mutating func line(_ text: some StringProtocol) {
         append(text)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
+        endLine()
     }
 
     mutating func field(_ name: String, _ value: some StringProtocol) {
@@ -45,6 +44,10 @@ struct HeadWriter {
         bytes.append(HTTPSyntax.colon)
         bytes.append(HTTPSyntax.space)
         bytes.append(contentsOf: value)
+        endLine()
+    }
+
+    private mutating func endLine() {
         bytes.append(HTTPSyntax.cr)
         bytes.append(HTTPSyntax.lf)
     }
@@ -58,8 +61,7 @@ struct HeadWriter {
 
     /// The empty line that ends the head; returns the finished bytes.
     mutating func finish() -> [UInt8] {
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
+        endLine()
         return bytes
     }
 }

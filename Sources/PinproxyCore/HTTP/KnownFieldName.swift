@@ -1,7 +1,7 @@
 /// The field names pinproxy's framing and hop-by-hop rules act on (RFC 9110
 /// §7.6.1, RFC 9112 §6), recognised case-insensitively; every other name is
 /// `.other`.
-enum KnownFieldName: UInt8, Sendable, Hashable, CaseIterable {
+enum KnownFieldName: UInt8, Sendable, Hashable {
     case other
     case connection, proxyConnection, keepAlive, te, trailer, upgrade, proxyAuthorization
     case contentLength, transferEncoding, host

@@ -8,8 +8,9 @@ internal import CGlibcMalloc
 /// of the heap and allocated again by the next, so with the default the heap
 /// shrank and grew every few requests: a `brk` pair, TLB flushes and page
 /// faults each time, about 2 µs of CPU per request (measured with `perf`,
-/// keep-alive 100-byte GETs). Keeping up to a few MiB of free heap per arena
-/// costs nothing measurable in RSS and removes that churn.
+/// keep-alive 100-byte GETs). Keeping up to 4 MiB of free heap per arena
+/// removes that churn; `bench/run.sh --memory` stayed within its per-connection
+/// goals with it.
 enum AllocatorTuning {
     /// Free heap kept per arena before glibc trims it.
     static let trimThreshold: Int32 = 4 << 20

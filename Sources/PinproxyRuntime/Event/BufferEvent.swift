@@ -65,12 +65,16 @@ final class BufferEvent {
     var inputLength: Int { raw == nil ? 0 : evbuffer_get_length(input) }
     var outputLength: Int { raw == nil ? 0 : evbuffer_get_length(output) }
 
-    func enableRead() { if let raw { bufferevent_enable(raw, EventFlags.read) } }
+    func enableRead() {
+        guard let raw else { return }
+        bufferevent_enable(raw, EventFlags.read)
+        readAgainIfTLSBuffered()
+    }
     /// `enableRead` without its side effect on an enabled event: libevent
     /// re-adds the event (an event_add, restarting the read timeout) on every
     /// enable. For callers that must not restart the timeout, or have none.
     func enableReadIfDisabled() {
-        if let raw, bufferevent_get_enabled(raw) & EventFlags.read == 0 { bufferevent_enable(raw, EventFlags.read) }
+        if let raw, bufferevent_get_enabled(raw) & EventFlags.read == 0 { enableRead() }
     }
     func disableRead() { if let raw { bufferevent_disable(raw, EventFlags.read) } }
     func enableReadWrite() { if let raw { bufferevent_enable(raw, EventFlags.readWrite) } }
@@ -129,23 +133,36 @@ final class BufferEvent {
     // and then its body: two read(2) per record. With it, one read takes what
     // the socket holds. But libevent 2.1 reads again only when the socket is
     // readable, so records that arrived with the last read and sit unprocessed
-    // in OpenSSL would wait for the next packet: whoever enables read-ahead
-    // must call `readAgainIfTLSBuffered()` after consuming input.
+    // in OpenSSL would wait for the next packet. So once read-ahead is on,
+    // this object looks at OpenSSL's buffer each time it may hold such records
+    // and reading is on: after every read callback and whenever reading is
+    // enabled again (after a pause, when a pooled connection is taken).
+
+    /// Whether OpenSSL reads ahead on this connection.
+    private var readsAhead = false
 
     /// Lets OpenSSL read ahead (see above).
     func enableTLSReadAhead() {
         guard let raw, let ssl = bufferevent_openssl_get_ssl(raw) else { return }
         SSL_set_read_ahead(ssl, 1)
+        readsAhead = true
     }
 
     /// When reading is on and OpenSSL holds bytes it has not processed, runs
     /// libevent's TLS read again this loop turn. It adds input (and calls the
     /// read callback) only for complete records, so a partial record waits
     /// for the socket without a busy loop.
-    func readAgainIfTLSBuffered() {
-        guard let raw, bufferevent_get_enabled(raw) & EventFlags.read != 0,
+    private func readAgainIfTLSBuffered() {
+        guard readsAhead, let raw, bufferevent_get_enabled(raw) & EventFlags.read != 0,
               let ssl = bufferevent_openssl_get_ssl(raw), SSL_has_pending(ssl) == 1 else { return }
         pinproxy_bufferevent_activate_read(UnsafeMutableRawPointer(raw))
+    }
+
+    /// The read callback: the delegate consumes input, then records read
+    /// ahead with it get their turn. The delegate may free the bufferevent.
+    private func didRead() {
+        delegate?.bufferEventDidRead(self)
+        readAgainIfTLSBuffered()
     }
 
     /// The largest write sent with `SSL_write` directly: one TLS record. A
@@ -204,8 +221,7 @@ final class BufferEvent {
 
     private static let readTrampoline: bufferevent_data_cb = { _, context in
         guard let context else { return }
-        let event = Unmanaged<BufferEvent>.fromOpaque(context).takeUnretainedValue()
-        event.delegate?.bufferEventDidRead(event)
+        Unmanaged<BufferEvent>.fromOpaque(context).takeUnretainedValue().didRead()
     }
 
     private static let writeTrampoline: bufferevent_data_cb = { _, context in

@@ -79,11 +79,6 @@ enum PeerChainBuilder {
     /// The leaf and each issuer above it whose signature over the certificate
     /// below verifies, among `candidates`; stops at a self-signed certificate,
     /// when no issuer is found, or after `maxSigningPathLength` certificates.
-    static func signingPath(from leaf: X509Certificate, candidates: [X509Certificate]) -> [X509Certificate] {
-        var memo = FactsMemo()
-        return signingPath(from: leaf, candidates: candidates, memo: &memo)
-    }
-
     private static func signingPath(from leaf: X509Certificate, candidates: [X509Certificate],
                                     memo: inout FactsMemo) -> [X509Certificate] {
         var path = [leaf]

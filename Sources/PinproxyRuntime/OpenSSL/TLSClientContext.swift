@@ -62,11 +62,11 @@ final class TLSClientContext: @unchecked Sendable {
         // concurrent exchange, kept) cost 0.4 KiB per held client connection
         // in `bench --memory`. Reallocating them per exchange is cheap since
         // freed heap is kept (`AllocatorTuning`): callgrind, keep-alive GETs,
-        // +0.4k instructions per request.
+        // +1.3k instructions per request.
         _ = shim_SSL_CTX_set_mode(pointer, shim_SSL_MODE_RELEASE_BUFFERS)
-        // No read-ahead: libevent 2.1's TLS bufferevent only reads when the
-        // socket is readable, so bytes OpenSSL read ahead into its buffer sit
-        // there unseen (measured: responses stalled until the idle timeout).
+        // Read-ahead is turned on per connection once it is verified
+        // (`UpstreamConnection`), with the re-reads libevent 2.1 needs for it
+        // (`BufferEvent.enableTLSReadAhead`).
         // Early data (0-RTT, RFC 8446 §2.3) is never sent: it is replayable, and it would
         // leave before the verdict. Nothing calls SSL_write_early_data, so none can be sent.
     }

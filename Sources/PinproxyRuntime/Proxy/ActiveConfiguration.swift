@@ -8,12 +8,10 @@ import PinproxyCore
 final class ActiveConfiguration: @unchecked Sendable {
     let configuration: Configuration
     let generation: Int
-    /// Copies of the sections read on every request: reaching them through
-    /// `configuration` copies the whole struct (a retain and release of each
-    /// of its arrays and strings) at each access.
-    let timeouts: Timeouts
-    let limits: Limits
-    let upstreamReuse: UpstreamReuse
+    /// Shorthands for the sections read on every request.
+    var timeouts: Timeouts { configuration.timeouts }
+    var limits: Limits { configuration.limits }
+    var upstreamReuse: UpstreamReuse { configuration.upstreamReuse }
     /// `timeouts.idle` as libevent takes it (converting a Duration costs 128-bit divisions).
     let idleTimeval: timeval
     private let rulePolicies: [String: PreparedPolicy]
@@ -25,9 +23,6 @@ final class ActiveConfiguration: @unchecked Sendable {
     init(configuration: Configuration, generation: Int) throws {
         self.configuration = configuration
         self.generation = generation
-        timeouts = configuration.timeouts
-        limits = configuration.limits
-        upstreamReuse = configuration.upstreamReuse
         idleTimeval = timeval(duration: configuration.timeouts.idle)
         let trustStore: TrustStore
         do {

@@ -51,12 +51,11 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         client.free()
     }
 
-    /// `headTimeout`: what is left of the request-header timeout that started at accept.
-    func start(headTimeout: Duration) {
-        let configuration = worker.configuration
-        client.setReadHighWatermark(configuration.limits.maxHeaderBytes + 16 * 1024)
-        headDeadline = .now + headTimeout
-        client.setTimeouts(read: headTimeout, write: configuration.timeouts.idle)
+    /// `headDeadline`: when the request-header timeout that started at accept runs out.
+    func start(headDeadline deadline: ContinuousClock.Instant) {
+        client.setReadHighWatermark(worker.configuration.limits.maxHeaderBytes + 16 * 1024)
+        headDeadline = deadline
+        setReadTimeout(Self.timeLeft(until: deadline))
         // EV_WRITE stays off while nothing is queued: output is written at once
         // by `flushOutput()`, which arms EV_WRITE only for what the socket refused.
         client.disableWrite()  // a new socket bufferevent starts with EV_WRITE on
@@ -85,13 +84,16 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
 
     // MARK: request heads
 
-    /// The read timeout while awaiting a head (nil: none, while exchanging).
-    private func setReadTimeout(_ timeout: Duration?) {
-        setReadTimeout(timeout.map(timeval.init(duration:)))
-    }
-
+    /// The read timeout while awaiting a head (nil: none, while exchanging);
+    /// the write timeout is always `timeouts.idle`.
     private func setReadTimeout(_ timeout: timeval?) {
         client.setTimeouts(read: timeout, write: worker.configuration.idleTimeval)
+    }
+
+    /// What is left until `deadline`, at least a millisecond: libevent reads
+    /// a zero timeval as "no timeout", which would let a late head wait forever.
+    private static func timeLeft(until deadline: ContinuousClock.Instant) -> timeval {
+        timeval(duration: max(deadline - .now, .milliseconds(1)))
     }
 
     /// The client sent nothing for `timeouts.idle`, or its head missed `headDeadline`.
@@ -124,16 +126,15 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             // that arrives whole never needs it); later pieces leave it running.
             let deadline = headDeadline ?? .now + worker.configuration.timeouts.requestHeader
             headDeadline = deadline
-            let left = deadline - .now
-            guard left > .zero else { readTimedOut(); return }
-            setReadTimeout(left)
+            guard deadline > .now else { readTimedOut(); return }
+            setReadTimeout(Self.timeLeft(until: deadline))
         case let .invalid(error):
             worker.logger.log(.info, "http", "\(clientAddress): request rejected (\(error.status)): \(error.reason)")
             respond(with: ProxyErrorResponse.forParseError(error))
         case let .complete(head, consumed):
             ByteBuffer.drain(client.input, count: consumed)
             headDeadline = nil
-            setReadTimeout(nil as timeval?)
+            setReadTimeout(nil)
             clientVersion = head.version
             begin(head)
         }
@@ -228,7 +229,6 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             exchange.responsePaused = false
             upstream.bufferEvent.enableRead()
             relayResponse()
-            upstream.bufferEvent.readAgainIfTLSBuffered()
         }
     }
 

@@ -88,7 +88,7 @@ final class LoopWorker {
                                    headTimeout: configuration.timeouts.requestHeader)
         guard client.isWaiting else {
             shared.openConnections.subtract(1, ordering: .relaxed)
-            close(fd)
+            client.close()
             return
         }
         waiting[ObjectIdentifier(client)] = client
@@ -98,16 +98,16 @@ final class LoopWorker {
     /// which reads them at once, with what is left of the request-header timeout.
     func waitingClientSentBytes(_ waitingClient: WaitingClient) {
         guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient)) != nil else { return }
-        guard let client = BufferEvent.socket(loop: loop, descriptor: waitingClient.descriptor) else {
+        let descriptor = waitingClient.handOver()
+        guard let client = BufferEvent.socket(loop: loop, descriptor: descriptor) else {
             shared.openConnections.subtract(1, ordering: .relaxed)
-            close(waitingClient.descriptor)
+            close(descriptor)
             return
         }
         let session = ClientSession(worker: self, listener: waitingClient.listener, client: client,
                                     clientAddress: waitingClient.peer)
         sessions[ObjectIdentifier(session)] = session
-        let remaining = waitingClient.headDeadline - .now
-        session.start(headTimeout: max(remaining, .zero))
+        session.start(headDeadline: waitingClient.headDeadline)
         session.readArrivedBytes()
     }
 
@@ -119,8 +119,7 @@ final class LoopWorker {
 
     private func closeWaiting(_ waitingClient: WaitingClient) {
         guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient)) != nil else { return }
-        waitingClient.stopWaiting()
-        close(waitingClient.descriptor)
+        waitingClient.close()
         shared.openConnections.subtract(1, ordering: .relaxed)
     }
 

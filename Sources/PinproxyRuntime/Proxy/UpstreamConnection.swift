@@ -65,8 +65,8 @@ final class UpstreamConnection: BufferEventDelegate {
         self.bufferEvent = bufferEvent
         self.handshake = handshake
         bufferEvent.delegate = self
-        // One read(2) per burst of records instead of two per record; the
-        // reads that follow consumption make sure none is left waiting.
+        // One read(2) per burst of records instead of two per record
+        // (`BufferEvent` makes sure none is left waiting).
         bufferEvent.enableTLSReadAhead()
     }
 
@@ -79,10 +79,7 @@ final class UpstreamConnection: BufferEventDelegate {
 
     var isOpen: Bool { bufferEvent.isOpen }
 
-    func bufferEventDidRead(_ event: BufferEvent) {
-        delegate?.upstreamDidRead(self)
-        bufferEvent.readAgainIfTLSBuffered()
-    }
+    func bufferEventDidRead(_ event: BufferEvent) { delegate?.upstreamDidRead(self) }
     func bufferEventDidWrite(_ event: BufferEvent) { delegate?.upstreamDidWrite(self) }
     func bufferEvent(_ event: BufferEvent, didReport events: BufferEventEvents) {
         delegate?.upstream(self, didReport: events)

@@ -41,11 +41,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         // restarted by the read that completed the response: one setting for
         // in use and idle saves an event_add per request.
         connection.bufferEvent.enableReadIfDisabled()
-        // A record read ahead with the response (a TLS 1.3 ticket, or data the
-        // server should not have sent) is looked at now, not when the next packet comes.
-        connection.bufferEvent.readAgainIfTLSBuffered()
     }
-
 
     func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
 

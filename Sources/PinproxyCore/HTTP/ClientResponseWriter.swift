@@ -1,9 +1,15 @@
 /// Serialises the response head sent to the client (SPEC §3).
 ///
 /// The status line is in the client's version ("HTTP/1.0 …" for a 1.0 client),
-/// hop-by-hop fields are removed, framing fields normalised,
-/// `Via: 1.1 pinproxy` appended, and `Connection: close` written when the
-/// connection will close, or `Connection: keep-alive` when a 1.0 client keeps it.
+/// hop-by-hop fields are removed, the framing field is written from the parsed
+/// framing (`FramingFieldWriter`), `Via: 1.1 pinproxy` appended, and
+/// `Connection: close` written when the connection will close, or
+/// `Connection: keep-alive` when a 1.0 client keeps it.
+///
+/// The framing field is the one the upstream declared (`declaredFraming`), so
+/// a HEAD or 304 response keeps the length the GET would have had (RFC 9110
+/// §8.6); 1xx and 204 responses get none (RFC 9110 §8.6, RFC 9112 §6.1:
+/// a server must not send one there, and a lenient client would read a body).
 ///
 /// Two cases override `keepAlive`: a body delimited by close, and a chunked
 /// body for an HTTP/1.0 client, which cannot parse chunked framing (RFC 9112
@@ -18,10 +24,13 @@ public enum ClientResponseWriter {
         let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
-        var framing = FramingFieldWriter()
-        for index in section.lines.indices where !hopByHop.contains(section, at: index) {
-            if framing.write(section, at: index, to: &writer, keepChunked: !dechunked) { continue }
+        for index in section.lines.indices {
+            guard !section.lines[index].known.isFraming, !hopByHop.contains(section, at: index) else { continue }
             section.write(at: index, to: &writer)
+        }
+        if head.status >= 200 && head.status != 204
+            && !(clientVersion == .http10 && head.declaredFraming == .chunked) {
+            FramingFieldWriter.write(head.declaredFraming, to: &writer)
         }
         writer.field("Via", "1.1 pinproxy")
         if !head.isInformational {

@@ -1,37 +1,20 @@
-/// Writes the framing fields of a relayed head in one unambiguous spelling.
+/// Writes the framing field of a relayed head from the framing pinproxy
+/// parsed, never from the received field lines (SPEC §3).
 ///
-/// The parsers have already proved that all `Content-Length` values agree and
-/// that `Transfer-Encoding` is exactly `chunked`; relaying the received
-/// spelling ("5, 5", two fields, "Chunked ") would hand the next hop the very
-/// ambiguity we resolved, so one normalised line is written at the position of
-/// the first framing field and the others are dropped.
-struct FramingFieldWriter {
-    private var wroteContentLength = false
-    private var wroteTransferEncoding = false
-
-    /// Handles the field at `index` when it is a framing field (writing it or dropping a
-    /// duplicate) and returns true; false for every other field.
-    mutating func write(_ section: FieldSection, at index: Int, to writer: inout HeadWriter,
-                        keepChunked: Bool = true) -> Bool {
-        let known = section.lines[index].known
-        if known == .contentLength {
-            if !wroteContentLength {
-                let name = section.name(at: index)
-                HTTPSyntax.forEachListElement(section.value(at: index)) { first in
-                    writer.field(name, first)
-                    return false
-                }
-                wroteContentLength = true
-            }
-            return true
+/// The parsers have proved that all `Content-Length` values agree and that
+/// `Transfer-Encoding` ends in `chunked`; relaying the received spelling
+/// ("5, 5", two fields, "010", "Chunked ") would hand the next hop the very
+/// ambiguity we resolved, and copying the fields at all would let a
+/// `Connection: content-length` option remove them while the body is still
+/// relayed. So the writers drop every received framing field and write one
+/// canonical line here: `Content-Length` in plain decimal, or
+/// `Transfer-Encoding: chunked`.
+enum FramingFieldWriter {
+    static func write(_ framing: BodyFraming, to writer: inout HeadWriter) {
+        switch framing {
+        case let .contentLength(length): writer.field("Content-Length", decimal: length)
+        case .chunked: writer.field("Transfer-Encoding", "chunked")
+        case .none, .untilClose: break
         }
-        if known == .transferEncoding {
-            if !wroteTransferEncoding && keepChunked {
-                writer.field(section.name(at: index), "chunked")
-                wroteTransferEncoding = true
-            }
-            return true
-        }
-        return false
     }
 }

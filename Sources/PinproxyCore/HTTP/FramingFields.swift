@@ -10,9 +10,12 @@ enum FramingFields {
         case absent
         /// Exactly one field whose only coding is `chunked`.
         case chunked
-        /// Well-formed codings other than a lone `chunked` (RFC 9112 §6.1: 501).
+        /// Well-formed codings ending in `chunked` with another coding before
+        /// it, which pinproxy does not relay (RFC 9112 §6.1: 501 for a request).
         case unsupported(String)
-        /// Syntax or duplication problems: never guessed at.
+        /// Syntax or duplication problems, or `chunked` missing or not the
+        /// final coding (RFC 9112 §6.3: the length cannot be determined, 400):
+        /// never guessed at.
         case malformed(String)
     }
 
@@ -29,11 +32,12 @@ enum FramingFields {
         }
         if chunkedCount > 1 { return .malformed("chunked applied more than once") }
         if codings.count == 1 && chunkedCount == 1 { return .chunked }
-        // RFC 9112 §6.3: chunked that is not the final coding cannot be framed.
-        if chunkedCount == 1 && !HTTPSyntax.equalsIgnoringASCIICase(codings[codings.count - 1], "chunked") {
+        // RFC 9112 §6.3: a request whose final coding is not chunked cannot be
+        // framed (the server MUST answer 400); chunked before another coding likewise.
+        if chunkedCount == 0 || !HTTPSyntax.equalsIgnoringASCIICase(codings[codings.count - 1], "chunked") {
             return .malformed("chunked is not the final transfer coding")
         }
-        return .unsupported("unsupported transfer coding")
+        return .unsupported("unsupported transfer coding before chunked")
     }
 
     /// The single length that every `Content-Length` field agrees on, nil when

@@ -20,6 +20,11 @@ public struct HTTPRequestHead: Sendable, Hashable {
     public var wantsKeepAlive: Bool
     /// `Expect: 100-continue` was sent (RFC 9110 §10.1.1).
     public var expectsContinue: Bool
+    /// The 100-continue expectation is addressed to pinproxy itself: a
+    /// `Connection` option names `Expect`, so the field is not forwarded and
+    /// no upstream will answer it (RFC 9110 §7.6.1, §10.1.1). pinproxy then
+    /// sends `100 Continue` itself once the request is on its way upstream.
+    public var continueIsForProxy = false
 
     public init(method: String, target: String, version: HTTPVersion, fields: [HTTPField],
                 bodyFraming: BodyFraming, wantsKeepAlive: Bool, expectsContinue: Bool) {

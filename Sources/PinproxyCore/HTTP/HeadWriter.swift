@@ -38,6 +38,21 @@ struct HeadWriter {
         line(value)
     }
 
+    /// A field whose value is `value` in plain decimal, written digit by digit
+    /// (no String per message for the Content-Length of every response).
+    mutating func field(_ name: String, decimal value: UInt64) {
+        append(name)
+        bytes.append(HTTPSyntax.colon)
+        bytes.append(HTTPSyntax.space)
+        var divisor: UInt64 = 1
+        while value / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+        endLine()
+    }
+
     /// A field line copied from received bytes.
     mutating func field(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: name)

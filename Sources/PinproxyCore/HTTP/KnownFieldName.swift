@@ -5,11 +5,16 @@ enum KnownFieldName: UInt8, Sendable, Hashable {
     case other
     case connection, proxyConnection, keepAlive, te, trailer, upgrade, proxyAuthorization
     case contentLength, transferEncoding, host
+    /// A framing field's name with `_` where the `-` belongs (`Content_Length`,
+    /// `TRANSFER_ENCODING`): an origin behind a CGI/WSGI-style gateway maps
+    /// both spellings to the same variable (`HTTP_CONTENT_LENGTH`), so it
+    /// would read a framing field pinproxy did not frame by (SPEC §3: 400).
+    case framingAlias
 
-    /// The lower-case spelling (nil for `.other`).
+    /// The lower-case spelling (nil for `.other` and `.framingAlias`).
     var lowercasedName: StaticString? {
         switch self {
-        case .other: nil
+        case .other, .framingAlias: nil
         case .connection: "connection"
         case .proxyConnection: "proxy-connection"
         case .keepAlive: "keep-alive"
@@ -27,9 +32,15 @@ enum KnownFieldName: UInt8, Sendable, Hashable {
     var isAlwaysHopByHop: Bool {
         switch self {
         case .connection, .proxyConnection, .keepAlive, .te, .trailer, .upgrade, .proxyAuthorization: true
-        case .other, .contentLength, .transferEncoding, .host: false
+        case .other, .contentLength, .transferEncoding, .host, .framingAlias: false
         }
     }
+
+    /// `Content-Length` and `Transfer-Encoding`: never copied from a received
+    /// head. The writers generate them from the framing pinproxy parsed and
+    /// moves the body by (`FramingFieldWriter`), so no `Connection` option and
+    /// no spelling of the received fields can change what the next hop frames by.
+    var isFraming: Bool { self == .contentLength || self == .transferEncoding }
 
     /// Recognises `name`: the length picks at most two candidates, so most
     /// names are settled without looking at their bytes.
@@ -47,16 +58,22 @@ enum KnownFieldName: UInt8, Sendable, Hashable {
         case 19: first = .proxyAuthorization
         default: first = .other
         }
-        func matches(_ spelling: StaticString?) -> Bool {
+        func matches(_ spelling: StaticString?, underscoreAsDash: Bool = false) -> Bool {
             guard let spelling else { return false }
             return spelling.withUTF8Buffer { lower in
-                name.elementsEqual(lower) { HTTPSyntax.lowered($0) == $1 }
+                name.elementsEqual(lower) { byte, expected in
+                    let lowered = HTTPSyntax.lowered(byte)
+                    return lowered == expected || (underscoreAsDash && byte == UInt8(ascii: "_") && expected == UInt8(ascii: "-"))
+                }
             }
         }
         if matches(first.lowercasedName) {
             self = first
         } else if matches(second.lowercasedName) {
             self = second
+        } else if (first == .contentLength || first == .transferEncoding),
+                  matches(first.lowercasedName, underscoreAsDash: true) {
+            self = .framingAlias
         } else {
             self = .other
         }

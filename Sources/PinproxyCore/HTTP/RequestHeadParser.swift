@@ -83,6 +83,11 @@ public enum RequestHeadParser {
     /// Decides framing and persistence for a syntactically valid head.
     private static func assemble(method: String, target: String, version: HTTPVersion,
                                  fields: FieldSection, consumed: Int) -> HeadParseResult<HTTPRequestHead> {
+        // SPEC §3: `Content_Length` would frame the body for an origin that maps
+        // `_` to `-` (CGI, WSGI), while pinproxy frames it without that field.
+        if fields.lines.contains(where: { $0.known == .framingAlias }) {
+            return .invalid(.badRequest("field name is a framing field with '_' for '-'"))
+        }
         let transferEncoding = FramingFields.transferEncoding(in: fields)
         let contentLength: UInt64?
         switch FramingFields.contentLength(in: fields) {
@@ -108,10 +113,13 @@ public enum RequestHeadParser {
         let expectsContinue = fields.values(named: "expect").contains {
             HTTPSyntax.equalsIgnoringASCIICase($0, "100-continue")
         }
-        let head = HTTPRequestHead(method: method, target: target, version: version, fieldSection: fields,
+        var head = HTTPRequestHead(method: method, target: target, version: version, fieldSection: fields,
                                    bodyFraming: framing,
                                    wantsKeepAlive: FramingFields.wantsKeepAlive(version: version, fields: fields),
                                    expectsContinue: expectsContinue)
+        // RFC 9110 §7.6.1: `Connection: expect` makes the expectation hop-by-hop:
+        // it is addressed to pinproxy, and is not forwarded.
+        head.continueIsForProxy = expectsContinue && HopByHopFields(fields).nominates("expect")
         return .complete(head, consumed: consumed)
     }
 }

@@ -113,8 +113,9 @@ public enum ResponseHeadParser {
             framing = .untilClose
         }
         let keepAlive = framing != .untilClose && FramingFields.wantsKeepAlive(version: version, fields: fields)
+        let declared: BodyFraming = isChunked ? .chunked : contentLength.map { .contentLength($0) } ?? .none
         let head = HTTPResponseHead(version: version, status: status, reason: reason, fieldSection: fields,
-                                    bodyFraming: framing, wantsKeepAlive: keepAlive,
+                                    bodyFraming: framing, declaredFraming: declared, wantsKeepAlive: keepAlive,
                                     isInformational: status < 200)
         return .complete(head, consumed: consumed)
     }

@@ -3,8 +3,10 @@
 /// "METHOD origin-form HTTP/1.1", `Host: <upstream host[:port if != 443]>`
 /// replacing any Host, hop-by-hop fields removed (Connection and every field it
 /// names, Proxy-Connection, Keep-Alive, TE, Trailer, Upgrade,
-/// Proxy-Authorization), framing fields normalised, Expect kept, and
-/// `Via: 1.1 pinproxy` appended after any existing Via list (RFC 9110 §7.6.3).
+/// Proxy-Authorization), the framing field written from the parsed framing
+/// (`FramingFieldWriter`), and `Via: 1.1 pinproxy` appended after any existing
+/// Via list (RFC 9110 §7.6.3). Host and the framing fields are generated, never
+/// copied, so a `Connection` option naming them removes only the received copy.
 /// Upstream connections are always persistent HTTP/1.1, so no Connection field.
 public enum UpstreamRequestWriter {
     public static func serialise(_ head: HTTPRequestHead, routed: RoutedRequest) -> [UInt8] {
@@ -13,12 +15,12 @@ public enum UpstreamRequestWriter {
         writer.field("Host", hostFieldValue(routed.upstream))
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
-        var framing = FramingFieldWriter()
-        for index in section.lines.indices
-        where section.lines[index].known != .host && !hopByHop.contains(section, at: index) {
-            if framing.write(section, at: index, to: &writer) { continue }
+        for index in section.lines.indices {
+            let known = section.lines[index].known
+            guard known != .host, !known.isFraming, !hopByHop.contains(section, at: index) else { continue }
             section.write(at: index, to: &writer)
         }
+        FramingFieldWriter.write(head.bodyFraming, to: &writer)
         writer.field("Via", "1.1 pinproxy")
         return writer.finish()
     }

@@ -55,7 +55,7 @@ struct ResponseHeadParserTests {
                             raw: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
                             reason: "both content-length and transfer-encoding"),
         InvalidResponseCase(name: "transfer coding other than chunked", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
-                            reason: "unsupported transfer coding"),
+                            reason: "chunked is not the final transfer coding"),
         InvalidResponseCase(name: "chunked in HTTP/1.0", raw: "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
                             reason: "transfer-encoding in http/1.0 response"),
         InvalidResponseCase(name: "differing content-length", raw: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",

@@ -16,6 +16,23 @@ enum ByteBuffer {
         return body(UnsafeRawBufferPointer(start: pointer, count: available))
     }
 
+    /// Copies up to `count` bytes starting `offset` bytes into `buffer`
+    /// (which keeps them) and lends the copy to `body`: for reading framing
+    /// lines ahead of what has been relayed, without moving or flattening the
+    /// payload around them. Bounded by the caller to control-line sizes.
+    static func withCopy<Result>(_ buffer: OpaquePointer, from offset: Int, count: Int,
+                                 _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let available = min(count, evbuffer_get_length(buffer) - min(offset, evbuffer_get_length(buffer)))
+        var position = evbuffer_ptr()
+        guard available > 0, evbuffer_ptr_set(buffer, &position, offset, EVBUFFER_PTR_SET) == 0 else {
+            return body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return withUnsafeTemporaryAllocation(byteCount: available, alignment: 1) { scratch in
+            let copied = evbuffer_copyout_from(buffer, &position, scratch.baseAddress, available)
+            return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[..<max(0, copied)]))
+        }
+    }
+
     static func drain(_ buffer: OpaquePointer, count: Int) { evbuffer_drain(buffer, count) }
 
     static func append(_ buffer: OpaquePointer, _ bytes: [UInt8]) {

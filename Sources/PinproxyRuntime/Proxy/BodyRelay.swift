@@ -40,6 +40,39 @@ struct BodyRelay {
     }
 
     var isComplete: Bool { if case .done = state { return true } else { return false } }
+
+    /// The framing error in the body bytes `source` already holds, if any,
+    /// found without moving or draining them (SPEC §3: body bytes that arrived
+    /// with the head are validated before the head goes upstream, so an
+    /// invalid chunk-size line already received means nothing is sent).
+    ///
+    /// Walks a copy of the framer over the buffered bytes: control lines are
+    /// copied out (bounded), chunk data is skipped by offset and never read.
+    /// Only chunked bodies have framing to check; other bodies are opaque.
+    func bufferedFramingError(in source: OpaquePointer) -> HTTPError? {
+        guard case var .chunked(framer) = state else { return nil }
+        let buffered = ByteBuffer.length(source)
+        var offset = 0
+        while offset < buffered {
+            var step = ByteBuffer.withCopy(source, from: offset, count: 64) { framer.next($0) }
+            if case .needMore = step, buffered - offset > 64 {
+                step = ByteBuffer.withCopy(source, from: offset, count: BodyRelay.maximumControlBytes) { framer.next($0) }
+            }
+            switch step {
+            case .needMore, .done:
+                return nil
+            case let .invalid(error):
+                return error
+            case let .control(consumed, _):
+                offset += consumed
+            case let .data(remaining):
+                let skipped = min(UInt64(buffered - offset), remaining)
+                framer.didPassData(skipped)
+                offset += Int(skipped)
+            }
+        }
+        return nil
+    }
     var isDelimitedByClose: Bool { if case .untilClose = state { return true } else { return false } }
 
     /// Moves as much of the body as the source holds.

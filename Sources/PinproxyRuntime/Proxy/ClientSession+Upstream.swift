@@ -31,6 +31,15 @@ extension ClientSession {
 
     /// Sends the request head on a verified connection and starts both relays.
     func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
+        if let error = exchange.requestBody.bufferedFramingError(in: clientBuffer.input) {
+            // Body bytes that arrived while connecting: still nothing has gone upstream (SPEC §3).
+            // The connection carried nothing of this exchange, but it is not pooled: simpler and rare.
+            connection.delegate = nil
+            connection.close()
+            loopWorker.logger.log(.info, "http", "\(clientAddress): request body rejected: \(error.reason)")
+            respond(with: ProxyErrorResponse.forParseError(error))
+            return
+        }
         exchange.upstream = connection
         connection.delegate = self
         if connection.completedExchanges == 0 {
@@ -44,9 +53,18 @@ extension ClientSession {
         // head goes out with SSL_write now; what cannot is queued with EV_WRITE on.
         connection.bufferEvent.enableRead()
         connection.bufferEvent.writeTLSNow(UpstreamRequestWriter.serialise(exchange.request, routed: exchange.routed))
+        if exchange.request.continueIsForProxy && clientHTTPVersion == .http11 && !exchange.requestComplete {
+            // The expectation was addressed to pinproxy (not forwarded): the
+            // request is on its way, so answer it (RFC 9110 §10.1.1).
+            clientBuffer.write(Self.continueResponse)
+            clientBuffer.flushOutput()
+        }
         pumpRequestBody()
         relayResponse()
     }
+
+    /// pinproxy's own interim answer to an expectation addressed to it.
+    static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     func pumpRequestBody() {
         guard let exchange = currentExchange, let upstream = exchange.upstream, !exchange.requestComplete else { return }

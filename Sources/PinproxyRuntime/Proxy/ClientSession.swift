@@ -167,6 +167,12 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         }
         let exchange = Exchange(request: head, routed: routed, policy: policy, configuration: active,
                                 clientKeepAlive: head.wantsKeepAlive && !worker.isDraining)
+        if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
+            // Refused before any upstream is connected (attach checks again for what arrives meanwhile).
+            worker.logger.log(.info, "http", "\(clientAddress): request body rejected: \(error.reason)")
+            respond(with: ProxyErrorResponse.forParseError(error))
+            return
+        }
         self.exchange = exchange
         state = .exchanging
         if let pooled = worker.pool.take(exchange.poolKey) {

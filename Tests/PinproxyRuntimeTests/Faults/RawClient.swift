@@ -67,6 +67,17 @@ final class RawClient {
         return (received, .timedOut)
     }
 
+    /// Waits up to `timeout` for bytes and returns what one `recv` gives:
+    /// nil ending while the connection is open (even when nothing came).
+    func readSome(timeout: TimeInterval) -> (data: [UInt8], ending: Ending?) {
+        guard isReadable(within: timeout) else { return ([], nil) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        if count == 0 { return ([], .closed) }
+        if count < 0 { return ([], errno == ECONNRESET ? .reset : .closed) }
+        return (Array(buffer[0..<count]), nil)
+    }
+
     func close() {
         guard descriptor >= 0 else { return }
         Glibc.close(descriptor)

@@ -2,9 +2,10 @@ import Foundation
 import PinproxyCore
 import Synchronization
 
-/// The daemon: N event loops (one per `threads`), each with its own
-/// SO_REUSEPORT listeners, pool and sessions; the first loop runs on the
-/// calling thread and also owns signals, reload, the watchdog and flood summaries.
+/// The daemon: N event loops (one per `threads`), each accepting on the
+/// process's one socket per listen address (`ListeningSockets`), with its own
+/// pool and sessions; the first loop runs on the calling thread and also owns
+/// signals, reload, the listening sockets, the watchdog and flood summaries.
 ///
 /// Reload (SIGHUP) is parse → validate → build → swap on every loop → bump
 /// the generation; a failed reload keeps the old configuration. Shutdown
@@ -29,6 +30,7 @@ public final class Daemon: @unchecked Sendable {
     private let logger: Logger
     private let shared: SharedDaemonState
     private let workers: [LoopWorker]
+    private let sockets: ListeningSockets
     private var generation = 1
     private var signalSources: [SignalSource] = []
     private var housekeeping: Timer?
@@ -60,20 +62,22 @@ public final class Daemon: @unchecked Sendable {
         }
         shared = SharedDaemonState(logger: logger,
                                    violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst))
-        let inherited = Self.inheritedDescriptors(options.environment, logger: logger)
+        sockets = ListeningSockets(inherited: Self.inheritedDescriptors(options.environment, logger: logger))
+        let loopCount = max(1, configuration.threads)
+        let (descriptors, failures) = sockets.update(for: configuration.listeners, added: configuration.listeners,
+                                                     loops: loopCount)
         var built: [LoopWorker] = []
         do {
-            for index in 0..<max(1, configuration.threads) {
+            if let failure = failures.first { throw failure }
+            for index in 0..<loopCount {
                 let worker = try LoopWorker(configuration: active, shared: shared,
                                             resolvConf: options.environment["PINPROXY_RESOLV_CONF"])
-                // An inherited socket has no SO_REUSEPORT, so the other loops
-                // cannot bind beside it: each adopts its own duplicate of the
-                // same kernel socket instead (the kernel spreads accepts).
-                let adopted = index == 0 ? inherited : inherited.mapValues { fcntl($0, F_DUPFD_CLOEXEC, 3) }
-                try worker.bindListeners(inherited: adopted)
+                try worker.startListeners(descriptors[index])
                 built.append(worker)
             }
         } catch {
+            descriptors.dropFirst(built.count).forEach { $0.values.forEach { close($0.descriptor) } }
+            sockets.closeAll()
             file.close()
             throw .runtime("\(error)")
         }
@@ -187,12 +191,18 @@ public final class Daemon: @unchecked Sendable {
             logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
         }
         generation += 1
-        for worker in workers {
+        let previous = Set(workers[0].configuration.configuration.listeners)
+        let (descriptors, failures) = sockets.update(for: configuration.listeners,
+                                                     added: configuration.listeners.filter { !previous.contains($0) },
+                                                     loops: workers.count)
+        failures.forEach { logger.log(.error, "reload", "\($0)") }
+        for (index, worker) in workers.enumerated() {
             if worker === workers[0] {
-                worker.apply(active)
+                worker.apply(active, descriptors: descriptors[index])
             } else {
                 let bound = LoopBound(worker)
-                worker.loop.execute { bound.value.apply(active) }
+                let mine = descriptors[index]
+                worker.loop.execute { bound.value.apply(active, descriptors: mine) }
             }
         }
         logger.log(.info, "reload", "configuration generation \(generation) active")
@@ -202,6 +212,8 @@ public final class Daemon: @unchecked Sendable {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         logger.log(.info, "daemon", "shutting down: no new connections, finishing in-flight requests")
         notifier?.stopping()
+        // The loops close their own descriptors as they drain; the socket closes with the last.
+        sockets.closeAll()
         let timeout = workers[0].configuration.timeouts.shutdown
         shutdownTimer = Timer(loop: workers[0].loop) { [unowned self] in
             self.logger.log(.warning, "daemon", "shutdown timeout: closing remaining connections")

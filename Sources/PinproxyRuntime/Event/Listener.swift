@@ -1,12 +1,14 @@
 internal import CLibevent
 import Foundation
 
-/// A listening TCP socket on one event loop (`evconnlistener`), owned.
+/// Accepting on one event loop (`evconnlistener`), owned.
 ///
-/// Every loop binds its own socket with `SO_REUSEPORT`, so the kernel spreads
-/// connections across loops without a shared accept lock. When accept fails
-/// for lack of descriptors (EMFILE/ENFILE) the listener pauses for a second
-/// instead of spinning on a readable socket it cannot drain.
+/// Every loop accepts on its own duplicate of the process's one socket per
+/// address (`ListeningSocket`): each loop's epoll sees the socket readable and
+/// the first loop to call accept(2) takes the connection, so connections go
+/// to loops that are free to take them. When accept fails for lack of
+/// descriptors (EMFILE/ENFILE) the listener pauses for a second instead of
+/// spinning on a readable socket it cannot drain.
 final class Listener {
     private var listener: OpaquePointer?
     /// Keeps the loop (its event_base) alive as long as this object's event.
@@ -14,22 +16,17 @@ final class Listener {
     private let onAccept: (Int32, SocketAddress) -> Void
     private let onError: (Int32) -> Void
     private var resumeTimer: Timer?
-    /// The address actually bound (useful when the configured port was 0).
+    /// The address the socket is bound to.
     let boundAddress: SocketAddress
 
-    /// Binds `address` (or adopts an inherited listening descriptor).
-    init(loop: EventLoop, address: SocketAddress, inheritedDescriptor: Int32? = nil,
+    /// Accepts on `descriptor` (a listening socket this object takes
+    /// ownership of: closed when the listener is freed, also if init fails).
+    init(loop: EventLoop, descriptor fd: Int32, boundAddress: SocketAddress,
          onAccept: @escaping (Int32, SocketAddress) -> Void, onError: @escaping (Int32) -> Void) throws {
         self.onAccept = onAccept
         self.loop = loop
         self.onError = onError
-        let fd = try inheritedDescriptor ?? Listener.bind(address)
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        boundAddress = SocketAddress(storage: bound, length: length)
+        self.boundAddress = boundAddress
         _ = evutil_make_socket_nonblocking(fd)
         // Context: unretained self; the listener is freed in deinit/close, before self.
         listener = evconnlistener_new(loop.base, Listener.acceptTrampoline, Unmanaged.passUnretained(self).toOpaque(),
@@ -44,7 +41,8 @@ final class Listener {
 
     deinit { close() }
 
-    /// Stops accepting and closes the socket. Established connections are unaffected.
+    /// Stops accepting and closes this loop's descriptor (the socket itself
+    /// closes with the last one). Established connections are unaffected.
     func close() {
         if let listener { evconnlistener_free(listener) }
         listener = nil
@@ -53,24 +51,6 @@ final class Listener {
 
     func pause() { if let listener { evconnlistener_disable(listener) } }
     func resume() { if let listener { evconnlistener_enable(listener) } }
-
-    static func bind(_ address: SocketAddress) throws -> Int32 {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw RuntimeError.bind(address.description, errno) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        if address.family == AF_INET6 {
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
-        }
-        let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
-        guard bound == 0, listen(fd, 1024) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw RuntimeError.bind(address.description, code)
-        }
-        return fd
-    }
 
     private static let acceptTrampoline: evconnlistener_cb = { _, fd, address, length, context in
         guard let context, let address else { Glibc.close(fd); return }

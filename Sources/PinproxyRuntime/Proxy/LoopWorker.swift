@@ -16,10 +16,17 @@ final class SharedDaemonState: @unchecked Sendable {
     }
 }
 
-/// One event loop and everything that lives on it: its listeners (bound
-/// with SO_REUSEPORT), client sessions, resolver, upstream pool and TLS
-/// sessions. Nothing here is touched from another thread except through
-/// `loop.execute`.
+/// A descriptor of one of the process's listening sockets, handed to one loop.
+struct ListenerDescriptor: Sendable {
+    /// Owned by whoever holds this value: the loop closes it or gives it to a `Listener`.
+    var descriptor: Int32
+    var boundAddress: SocketAddress
+}
+
+/// One event loop and everything that lives on it: its listeners (each on its
+/// own duplicate of the process's socket for that address, `ListeningSocket`),
+/// client sessions, resolver, upstream pool and TLS sessions. Nothing here is
+/// touched from another thread except through `loop.execute`.
 final class LoopWorker {
     let loop: EventLoop
     let resolver: DNSResolver
@@ -42,30 +49,37 @@ final class LoopWorker {
         self.shared = shared
     }
 
-    /// Binds every configured listener not yet bound and closes those no
-    /// longer configured. `inherited` maps `ip:port` to a socket-activated
-    /// descriptor this worker may adopt.
-    func bindListeners(inherited: [String: Int32] = [:]) throws {
+    /// Accepts on every configured listener and stops accepting on those no
+    /// longer configured. `descriptors` holds this loop's own descriptor for
+    /// each listener it does not accept on yet; every descriptor passed is
+    /// owned from here on (used, or closed). A listener that cannot start does
+    /// not keep the others from starting; the first failure is thrown after.
+    func startListeners(_ descriptors: [ListenerConfiguration: ListenerDescriptor]) throws {
         let wanted = configuration.configuration.listeners
         for (listenerConfiguration, listener) in listeners where !wanted.contains(listenerConfiguration) {
             listener.close()
             listeners[listenerConfiguration] = nil
         }
+        var unused = descriptors
+        defer { unused.values.forEach { close($0.descriptor) } }
+        var firstFailure: Error?
         for listenerConfiguration in wanted where listeners[listenerConfiguration] == nil {
+            // None when the process could not bind the address (already reported).
+            guard let given = unused.removeValue(forKey: listenerConfiguration) else { continue }
             let endpoint = listenerConfiguration.address
-            guard let address = SocketAddress(ip: endpoint.host.value == "localhost" ? "127.0.0.1" : endpoint.host.value,
-                                              port: endpoint.port) else {
-                throw RuntimeError.message("cannot listen on \(endpoint): not an IP address")
+            let context = ListenerContext(configuration: listenerConfiguration, name: given.boundAddress.description)
+            do {
+                listeners[listenerConfiguration] = try Listener(
+                    loop: loop, descriptor: given.descriptor, boundAddress: given.boundAddress,
+                    onAccept: { [unowned self] fd, peer in self.accept(fd, peer: peer, listener: context) },
+                    onError: { [unowned self] code in
+                        self.logger.log(.warning, "listener", "\(endpoint): accept failed: \(String(cString: strerror(code)))")
+                    })
+            } catch {
+                firstFailure = firstFailure ?? error
             }
-            var context = ListenerContext(configuration: listenerConfiguration, name: endpoint.description)
-            let listener = try Listener(loop: loop, address: address, inheritedDescriptor: inherited[address.description],
-                                        onAccept: { [unowned self] fd, peer in self.accept(fd, peer: peer, listener: context) },
-                                        onError: { [unowned self] code in
-                                            self.logger.log(.warning, "listener", "\(endpoint): accept failed: \(String(cString: strerror(code)))")
-                                        })
-            context.name = listener.boundAddress.description
-            listeners[listenerConfiguration] = listener
         }
+        if let firstFailure { throw firstFailure }
     }
 
     /// The addresses actually bound (ports resolved when the config said 0).
@@ -154,14 +168,15 @@ final class LoopWorker {
         ReportPoster.post(body, to: uri, loop: loop, resolver: resolver, logger: logger)
     }
 
-    /// Swaps in a new configuration generation (on this loop). In-flight
-    /// exchanges keep the generation they started with; pooled connections and
-    /// TLS sessions of older generations are retired.
-    func apply(_ newConfiguration: ActiveConfiguration, inherited: [String: Int32] = [:]) {
+    /// Swaps in a new configuration generation (on this loop) with this
+    /// loop's descriptors for the listeners it adds. In-flight exchanges keep
+    /// the generation they started with; pooled connections and TLS sessions
+    /// of older generations are retired.
+    func apply(_ newConfiguration: ActiveConfiguration, descriptors: [ListenerConfiguration: ListenerDescriptor]) {
         configuration = newConfiguration
         pool.retire(before: newConfiguration.generation)
         do {
-            try bindListeners(inherited: inherited)
+            try startListeners(descriptors)
         } catch {
             logger.log(.error, "reload", "\(error)")
         }

@@ -1,0 +1,64 @@
+import Foundation
+
+/// One listening TCP socket of the process, owned: bound once for a listen
+/// address (or adopted from socket activation) and shared by every event loop,
+/// each of which accepts on its own duplicate of the descriptor (`Listener`).
+///
+/// Bound without `SO_REUSEPORT`, so the address belongs to this process: a
+/// second pinproxy (a forgotten test instance with weaker pins) that tries to
+/// bind it fails with "Address already in use", as nginx and HAProxy do,
+/// instead of silently taking a share of the connections (SPEC §5). The
+/// kernel socket stays open while this object or any loop's duplicate does.
+final class ListeningSocket {
+    private(set) var descriptor: Int32
+    /// The address actually bound (the port resolved when the config said 0).
+    let boundAddress: SocketAddress
+
+    /// Binds `address`: `SO_REUSEADDR` (a restart may bind while old
+    /// connections linger in TIME_WAIT; on Linux it never lets two sockets
+    /// listen on one address), IPv6 sockets IPv6-only.
+    static func bind(_ address: SocketAddress) throws -> ListeningSocket {
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw RuntimeError.bind(address.description, errno) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if address.family == AF_INET6 {
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
+        guard bound == 0, listen(fd, 1024) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw RuntimeError.bind(address.description, code)
+        }
+        return ListeningSocket(adopting: fd)
+    }
+
+    /// Takes ownership of an already listening descriptor (socket activation).
+    init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        boundAddress = SocketAddress(storage: bound, length: length)
+    }
+
+    deinit { close() }
+
+    /// A new descriptor for the same socket, close-on-exec, that the caller
+    /// owns (a loop's `Listener` closes it when it is freed).
+    func duplicate() throws -> Int32 {
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else { throw RuntimeError.system("dup listening socket \(boundAddress)", errno) }
+        return copy
+    }
+
+    /// Closes this process's own descriptor (loops may still hold duplicates). Idempotent.
+    func close() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+    }
+}

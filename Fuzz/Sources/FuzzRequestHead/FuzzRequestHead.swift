@@ -11,7 +11,11 @@ import PinproxyCore
 ///   longer than `maxTargetBytes`;
 /// - the parser is stateless and incremental: a prefix that is refused (other
 ///   than 431) means the whole input is refused the same way, a whole input
-///   still incomplete means every prefix is, and the head alone parses alike.
+///   still incomplete means every prefix is, and the head alone parses alike;
+/// - relay round trip (SPEC §3): whatever head is accepted and routed, the head
+///   `UpstreamRequestWriter` sends upstream parses again, whole, with the same
+///   framing and body length, one Host and no Connection field, and routes to
+///   the same upstream.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestHead(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = FuzzInput(data, size)
@@ -81,6 +85,30 @@ enum RequestHeadInvariants {
         decoded.fields = head.fields
         Invariant.check(reparsed == .complete(decoded, consumed: serialised.count),
                         "re-serialised head parses as \(reparsed), not \(head)")
+        checkRelayed(head, limits: roomy)
+    }
+
+    /// The head as relayed upstream, read again by pinproxy's own parser.
+    static func checkRelayed(_ head: HTTPRequestHead, limits: HeadLimits) {
+        guard case .success(let routed) = RequestRouter.routeForward(head) else { return }
+        let relayed = UpstreamRequestWriter.serialise(head, routed: routed)
+        let roomy = HeadLimits(maxHeaderBytes: max(limits.maxHeaderBytes, relayed.count + 1),
+                               maxTargetBytes: max(limits.maxTargetBytes, relayed.count))
+        guard case .complete(let again, let consumed) = parse(relayed, limits: roomy) else {
+            Invariant.check(false, "the relayed head does not parse: \(parse(relayed, limits: roomy))")
+            return
+        }
+        Invariant.check(consumed == relayed.count, "the relayed head parses to \(consumed) of \(relayed.count) bytes")
+        Invariant.check(again.bodyFraming == head.bodyFraming,
+                        "relayed framing \(again.bodyFraming), accepted \(head.bodyFraming)")
+        Invariant.check(again.values(of: "host").count == 1 && again.values(of: "connection").isEmpty,
+                        "relayed Host \(again.values(of: "host")), Connection \(again.values(of: "connection"))")
+        Invariant.check(again.wantsKeepAlive, "the relayed request asks to close")
+        guard case .success(let reRouted) = RequestRouter.routeForward(again) else {
+            Invariant.check(false, "the relayed head no longer routes")
+            return
+        }
+        Invariant.check(reRouted.upstream == routed.upstream, "relayed to \(reRouted.upstream), routed to \(routed.upstream)")
     }
 
     static func checkPrefix(_ input: FuzzInput, whole: HeadParseResult<HTTPRequestHead>, limits: HeadLimits) {

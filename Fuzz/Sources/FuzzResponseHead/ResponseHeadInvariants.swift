@@ -7,6 +7,26 @@ import PinproxyCore
 /// and 1xx/204/304 responses have no body (RFC 9112 §6.3); a response framed
 /// by close is never kept alive.
 enum ResponseHeadInvariants {
+    /// Relay round trip (SPEC §3): the head `ClientResponseWriter` writes for
+    /// a 1.1 and a 1.0 client parses again, whole, with the framing the client
+    /// must read the relayed body by (chunked becomes close-delimited for 1.0),
+    /// and at most one framing field.
+    static func checkRelayed(_ head: HTTPResponseHead, method: String, limits: HeadLimits) {
+        for version in [HTTPVersion.http11, .http10] {
+            let relayed = ClientResponseWriter.serialise(head, clientVersion: version, keepAlive: true)
+            let roomy = HeadLimits(maxHeaderBytes: max(limits.maxHeaderBytes, relayed.count + 1))
+            guard case .complete(let again, let consumed) = parse(relayed, method: method, limits: roomy) else {
+                Invariant.check(false, "the relayed head does not parse: \(parse(relayed, method: method, limits: roomy))")
+                return
+            }
+            Invariant.check(consumed == relayed.count, "the relayed head parses to \(consumed) of \(relayed.count) bytes")
+            let expected = version == .http10 && head.bodyFraming == .chunked ? .untilClose : head.bodyFraming
+            Invariant.check(again.bodyFraming == expected, "relayed framing \(again.bodyFraming), relayed by \(expected)")
+            let framingFields = again.values(of: "content-length").count + again.values(of: "transfer-encoding").count
+            Invariant.check(framingFields <= 1, "\(framingFields) framing fields relayed")
+        }
+    }
+
     static func parse(_ bytes: [UInt8], method: String, limits: HeadLimits = HeadLimits())
         -> HeadParseResult<HTTPResponseHead> {
         bytes.withUnsafeBytes { ResponseHeadParser.parse($0, requestMethod: method, limits: limits) }
@@ -55,6 +75,10 @@ enum ResponseHeadInvariants {
             decoded.fields = head.fields
             Invariant.check(reparsed == .complete(decoded, consumed: serialised.count),
                             "re-serialised head parses as \(reparsed), not \(head)")
+            for method in ["GET", "HEAD"] {
+                guard case .complete(let accepted, _) = parse(bytes, method: method) else { continue }
+                checkRelayed(accepted, method: method, limits: roomy)
+            }
             return consumed
         }
     }

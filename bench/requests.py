@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Sends COUNT sequential GET /100b requests to 127.0.0.1:PORT, each on a new
-connection with Connection: close, and fails unless every answer is a 200 with
-the 100-byte body. Used to count instructions per fresh upstream handshake
-under callgrind (bench/run.sh), where a load generator would only add noise.
+"""Sends COUNT sequential GET /100b requests to 127.0.0.1:PORT and fails unless
+every answer is a 200 with the 100-byte body. Used to count instructions per
+request under callgrind (bench/run.sh, bench/request-cost.sh), where a load
+generator would only add noise.
+
+Default: each request on a new connection with Connection: close (a fresh
+upstream handshake per request when the proxy reuses nothing). --keep-alive:
+all requests on one persistent connection (the keep-alive path).
 """
 import argparse
 import http.client
@@ -11,12 +15,20 @@ import sys
 parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, required=True)
 parser.add_argument("--count", type=int, required=True)
+parser.add_argument("--keep-alive", action="store_true")
 args = parser.parse_args()
+connection = None
 for index in range(args.count):
-    connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=60)
-    connection.request("GET", "/100b", headers={"Connection": "close"})
+    if connection is None:
+        connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=60)
+    headers = {} if args.keep_alive else {"Connection": "close"}
+    connection.request("GET", "/100b", headers=headers)
     response = connection.getresponse()
     body = response.read()
-    connection.close()
+    if not args.keep_alive or response.will_close:
+        connection.close()
+        connection = None
     if response.status != 200 or len(body) != 100:
         sys.exit(f"request {index + 1}: status {response.status}, {len(body)} body bytes")
+    if args.keep_alive and connection is None:
+        sys.exit(f"request {index + 1}: the proxy closed a keep-alive connection")

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The deterministic cost of one keep-alive request through pinproxy: callgrind
+# instructions and syscalls per request, for before/after figures of hot-path
+# changes (wall-clock benchmarks vary by ±10% on a shared machine; these do not).
+#
+#   bench/request-cost.sh            # CG_FEW=500 CG_MANY=2500 keep-alive GETs of 100 B
+#
+# pinproxy (release build, one loop, the pinned gateway of bench/run.sh) runs in
+# front of one nginx TLS upstream. It runs under callgrind for CG_FEW and then
+# CG_MANY sequential keep-alive requests on one client connection; the
+# difference of the totals over the difference of the counts is the cost per
+# request without start-up, the first handshake and shutdown. Then it runs
+# under `strace -f -c` the same way for syscalls per request.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+CG_FEW="${CG_FEW:-500}"
+CG_MANY="${CG_MANY:-2500}"
+PORT_BASE="${PORT_BASE:-28500}"
+UP_PORT=$((PORT_BASE + 0))
+PROXY_PORT=$((PORT_BASE + 1))
+OUT="$BENCH_DIR/out"
+WORK="$OUT/cost"
+
+trap cleanup_started EXIT INT TERM
+install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgrind strace:strace
+[ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
+rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
+
+make_ca "$WORK" ca
+make_leaf "$WORK" ca leaf "$HOST_NAME"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
+head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
+USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
+cat > "$WORK/upstream.conf" <<CONF
+$USER_LINE
+worker_processes 1;
+daemon off;
+pid $WORK/upstream.pid;
+error_log $WORK/logs/upstream.err warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:$UP_PORT ssl;
+        ssl_protocols TLSv1.3;
+        ssl_certificate $WORK/leaf-chain.pem;
+        ssl_certificate_key $WORK/leaf.key;
+        root $WORK/www;
+        location / { }
+    }
+}
+CONF
+cat > "$WORK/pinproxy.json" <<CONF
+{
+  "listeners": [ { "listen": "127.0.0.1:$PROXY_PORT", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
+  "violation_log": "$WORK/logs/violations.jsonl",
+  "trust_store": "$WORK/ca.pem",
+  "default_policy": "deny",
+  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$(spki_pin "$WORK/leaf.pem")", "$(spki_pin "$WORK/backup.key")"] } },
+  "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
+  "threads": 1
+}
+CONF
+nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
+STARTED_PIDS+=("$!")
+wait_port "$UP_PORT"
+
+# run_counted TOOL COUNT — pinproxy under TOOL (callgrind or strace) for COUNT requests.
+run_counted() {
+    local tool="$1" count="$2" pid
+    case "$tool" in
+        callgrind) valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.$count" \
+                       "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning 2>>"$WORK/logs/tool.err" & ;;
+        strace) strace -f -c -o "$WORK/strace.$count" \
+                    "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning 2>>"$WORK/logs/tool.err" & ;;
+    esac
+    pid=$!
+    STARTED_PIDS+=("$pid")
+    wait_port "$PROXY_PORT" 60
+    python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$count" --keep-alive \
+        || die "pinproxy under $tool: requests failed"
+    # The daemon itself gets SIGINT (its drain): strace would only detach from it.
+    if [ "$tool" = strace ]; then pkill -INT -P "$pid"; else kill -INT "$pid"; fi
+    wait "$pid" 2>/dev/null || true
+}
+
+for count in "$CG_FEW" "$CG_MANY"; do run_counted callgrind "$count"; done
+for count in "$CG_FEW" "$CG_MANY"; do run_counted strace "$count"; done
+few_ir=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$CG_FEW")
+many_ir=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$CG_MANY")
+# strace -c's last line: "100.00 <seconds> <usecs/call> <calls> [<errors>] total"
+few_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_FEW")
+many_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_MANY")
+python3 - "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
+import sys
+few, many, few_ir, many_ir, few_sc, many_sc = map(int, sys.argv[1:])
+span = many - few
+print(f"keep-alive request cost ({few} and {many} requests, difference):")
+print(f"  instructions per request  {(many_ir - few_ir) / span:,.0f}   (callgrind totals {few_ir:,} / {many_ir:,})")
+print(f"  syscalls per request      {(many_sc - few_sc) / span:.2f}   (strace -c totals {few_sc:,} / {many_sc:,})")
+PY
+grep -E '^\s*[0-9.]+\s' "$WORK/strace.$CG_MANY" | sort -k4 -n -r | head -8 >&2 || true

@@ -91,7 +91,8 @@ enum TestPKI {
         ]
         if !isCA { extensions.append((NID_ext_key_usage, "serverAuth,clientAuth")) }
         if !names.isEmpty { extensions.append((NID_subject_alt_name, names.joined(separator: ","))) }
-        extensions += extra
+        // An extra extension replaces the default one of the same kind.
+        extensions = extensions.filter { nid, _ in !extra.contains { $0.0 == nid } } + extra
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuer?.certificate.pointer ?? x509, x509, nil, nil, 0)
         for (nid, value) in extensions {

@@ -23,21 +23,29 @@ public struct PublicSuffixList: Sendable {
     /// Throws when there is no ICANN section: an empty list would let every
     /// wildcard through.
     public init(text: String) throws(PublicSuffixListError) {
+        try self.init(bytes: Array(text.utf8))
+    }
+
+    /// Parses the list's bytes (UTF-8). Works on bytes, not `String` lines:
+    /// the list has some 14,000 lines and is read on every configuration build.
+    init(bytes: [UInt8]) throws(PublicSuffixListError) {
         var inICANN = false, sawICANN = false
-        for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix("//") {
-                if line.contains("===BEGIN ICANN DOMAINS===") { inICANN = true; sawICANN = true }
-                if line.contains("===END ICANN DOMAINS===") { inICANN = false }
+        let slash = UInt8(ascii: "/"), bang = UInt8(ascii: "!"), star = UInt8(ascii: "*"), dot = UInt8(ascii: ".")
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            // A rule is the first whitespace-delimited word of a line.
+            guard let word = line.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }).first else { continue }
+            if word.first == slash {
+                let comment = String(decoding: line, as: UTF8.self)
+                if comment.contains("===BEGIN ICANN DOMAINS===") { inICANN = true; sawICANN = true }
+                if comment.contains("===END ICANN DOMAINS===") { inICANN = false }
                 continue
             }
-            // A rule is the first whitespace-delimited word of a line.
-            guard inICANN, let word = line.split(separator: " ").first else { continue }
-            if word.hasPrefix("!") {
+            guard inICANN else { continue }
+            if word.first == bang {
                 if let rule = Self.asciiRule(word.dropFirst()) { exceptionRules.insert(rule) }
-            } else if word.hasPrefix("*.") {
+            } else if word.first == star, word.dropFirst().first == dot {
                 if let rule = Self.asciiRule(word.dropFirst(2)) { wildcardRules.insert(rule) }
-            } else if let rule = Self.asciiRule(word[...]) {
+            } else if let rule = Self.asciiRule(word) {
                 rules.insert(rule)
             }
         }
@@ -50,7 +58,7 @@ public struct PublicSuffixList: Sendable {
             throw PublicSuffixListError(problem: "cannot read \(path); install Debian's publicsuffix package")
         }
         do {
-            try self.init(text: String(decoding: data, as: UTF8.self))
+            try self.init(bytes: [UInt8](data))
         } catch {
             throw PublicSuffixListError(problem: "\(path) \(error.problem)")
         }
@@ -76,9 +84,13 @@ public struct PublicSuffixList: Sendable {
     }
 
     /// A rule in lower-case A-labels; nil when a label cannot be encoded.
-    private static func asciiRule(_ rule: Substring) -> String? {
+    private static func asciiRule(_ rule: ArraySlice<UInt8>) -> String? {
+        if rule.allSatisfy({ $0 < 0x80 }) {
+            return String(decoding: rule.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 },
+                          as: UTF8.self)
+        }
         var labels: [String] = []
-        for label in rule.lowercased().split(separator: ".", omittingEmptySubsequences: false) {
+        for label in String(decoding: rule, as: UTF8.self).lowercased().split(separator: ".", omittingEmptySubsequences: false) {
             if label.allSatisfy(\.isASCII) {
                 labels.append(String(label))
             } else {

@@ -6,6 +6,8 @@ extension X509Certificate {
     /// extensions. Extensions that are absent cost one flag or index lookup;
     /// only present ones are decoded.
     var profile: CertificateProfile {
+        // A malformed extension leaves errors on the queue; the handshake must not read them later.
+        defer { ERR_clear_error() }
         // X509_get_extension_flags caches the parsed extensions on first use (thread-safe in OpenSSL 3).
         let flags = X509_get_extension_flags(pointer)
         return CertificateProfile(

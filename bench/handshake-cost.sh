@@ -77,14 +77,10 @@ printf 'binary,variant,requests,instructions\n' > "$OUT/handshake-cost.csv"
 for binary in "${BINARIES[@]}"; do
     for variant in fresh fresh-ca; do
         for count in "$CG_FEW" "$CG_MANY"; do
-            valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.$variant.$count" \
-                "$binary" run --config "$WORK/$variant.json" --log-level warning 2>>"$WORK/logs/callgrind.err" &
-            cg_pid=$!
-            STARTED_PIDS+=("$cg_pid")
-            wait_port "$GW_PORT" 60
-            python3 "$BENCH_DIR/requests.py" --port "$GW_PORT" --count "$count" || die "$binary $variant: requests failed"
-            kill -INT "$cg_pid"; wait "$cg_pid" 2>/dev/null || true
-            echo "$binary,$variant,$count,$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$variant.$count")" >> "$OUT/handshake-cost.csv"
+            callgrind_run "$binary" "$WORK/$variant.json" "$GW_PORT" "$count" \
+                "$WORK/callgrind.$variant.$count" "$WORK/logs/callgrind.err"
+            total=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$variant.$count")
+            echo "$binary,$variant,$count,$total" >> "$OUT/handshake-cost.csv"
         done
     done
 done

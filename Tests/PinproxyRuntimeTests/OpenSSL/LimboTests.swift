@@ -49,8 +49,13 @@ struct LimboCase: Decodable, Sendable, CustomTestStringConvertible {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures").path
 
-    /// The public suffix list the daemon reads, loaded once for every case.
-    static let publicSuffixes = try! PublicSuffixList(contentsOf: PublicSuffixList.debianPath)
+    /// The public suffix list the daemon reads, loaded once for every case
+    /// (nil when Debian's publicsuffix package is missing: `make test` installs it).
+    private static let loadedSuffixes = try? PublicSuffixList(contentsOf: PublicSuffixList.debianPath)
+
+    static func publicSuffixes() throws -> PublicSuffixList {
+        try #require(loadedSuffixes, "\(PublicSuffixList.debianPath) is missing: install Debian's publicsuffix package")
+    }
 
     /// Runs the case as `pinproxy probe --chain` and the handshake do
     /// (`OfflineHandshake`): an `anchors` policy over the case's trusted
@@ -84,7 +89,7 @@ struct LimboCase: Decodable, Sendable, CustomTestStringConvertible {
         let prepared: PreparedPolicy
         do {
             prepared = try PreparedPolicy(ruleName: "limbo", policy: policy, trustStore: try TrustStore.anchors([]),
-                                          publicSuffixes: Self.publicSuffixes)
+                                          publicSuffixes: try Self.publicSuffixes())
         } catch let error as FileLoadError where crlFiles.contains(error.path) {
             return false
         }

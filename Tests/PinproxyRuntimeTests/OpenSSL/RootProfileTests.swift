@@ -41,7 +41,7 @@ struct RootProfileTests {
         let chain = try RootProfileChain(copying: root.certificate)
         let anchor = try directory.write(TestPKI.pem(chain.root), to: "root.pem")
         let prepared = try PreparedPolicy(ruleName: "profile", policy: TrustPolicy(kind: .anchors, anchorFiles: [anchor]),
-                                          trustStore: try TrustStore.anchors([]), publicSuffixes: LimboCase.publicSuffixes)
+                                          trustStore: try TrustStore.anchors([]), publicSuffixes: try LimboCase.publicSuffixes())
         let verdict = try OfflineHandshake.evaluate(chain.served, host: HostName(RootProfileChain.host)!,
                                                     port: 443, policy: prepared, at: nil)
         #expect(verdict.decision == .allow, "\(root.testDescription): \(verdict.decision.detail ?? "")")

@@ -9,6 +9,9 @@ final class TestKey: @unchecked Sendable {
         /// The other key types of Debian's roots, and forbidden ones for the web-PKI key rule.
         case ecP384 = "EC P-384", rsa4096 = "RSA-4096"
         case rsa1024 = "RSA-1024", rsa2052 = "RSA-2052", ecP192 = "EC P-192", dsa2048 = "DSA-2048"
+
+        /// The kinds a TLS server certificate is made of in the handshake tests (quick to generate, all accepted).
+        static let serverKinds: [Kind] = [.ecP256, .rsa2048, .ed25519]
     }
 
     let kind: Kind

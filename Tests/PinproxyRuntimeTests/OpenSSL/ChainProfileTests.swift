@@ -88,6 +88,31 @@ struct ChainProfileTests {
         #expect(verdict.decision.detail?.contains("over the public suffix \"co.uk\"") == true)
     }
 
+    /// badssl.com's CA configuration (certs/src/conf/ca-root.conf, ca-intermediate.conf,
+    /// wildcard-main.conf): OpenSSL's usual profile, with nothing marked critical and no EKU.
+    @Test("a private CA with badssl.com's profile (basicConstraints not critical on root and intermediate) is accepted")
+    func badsslProfile() throws {
+        let caExtensions: [(Int32, String)] = [
+            (NID_basic_constraints, "CA:true"), (NID_key_usage, "cRLSign,keyCertSign"),
+            (NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always,issuer:always"),
+        ]
+        let root = try TestPKI.selfSigned(name: "BadSSL Root Certificate Authority", key: try Self.keys.key(.rsa4096),
+                                          extensions: caExtensions)
+        let intermediate = try TestPKI.issue(name: "BadSSL Intermediate Certificate Authority", key: try Self.keys.key(.rsa2048),
+                                             isCA: true, extensions: caExtensions, by: root)
+        // An empty value drops TestPKI's default EKU: badssl.com's leaves have none.
+        let leafExtensions: [(Int32, String)] = [
+            (NID_basic_constraints, "CA:FALSE"), (NID_key_usage, "nonRepudiation,digitalSignature,keyEncipherment"),
+            (NID_ext_key_usage, ""),
+        ]
+        let leaf = try TestPKI.issue(name: "*.badssl.example.com", isCA: false,
+                                     names: ["DNS:*.badssl.example.com", "DNS:badssl.example.com"],
+                                     extensions: leafExtensions, by: intermediate)
+        let verdict = try Self.evaluate([leaf.certificate, intermediate.certificate], anchor: root.certificate,
+                                        host: "sha256.badssl.example.com")
+        #expect(verdict.decision == .allow, "\(verdict.decision)")
+    }
+
     @Test("Debian's public suffix list is read with its Unicode rules and without its private section")
     func debianList() throws {
         let list = try LimboCase.publicSuffixes()

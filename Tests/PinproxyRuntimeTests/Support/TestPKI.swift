@@ -60,14 +60,14 @@ enum TestPKI {
     /// As `issue`, with a key the caller made (keys of some types are slow to make).
     static func issue(name: String, key: TestKey, isCA: Bool, names: [String] = [],
                       validity: Validity = Validity(notBefore: -30 * 86_400, notAfter: 365 * 86_400),
-                      by issuer: TestIdentity) throws -> TestIdentity {
-        try make(name: name, key: key, isCA: isCA, names: names, validity: validity, issuer: issuer)
+                      extensions extra: [(Int32, String)] = [], by issuer: TestIdentity) throws -> TestIdentity {
+        try make(name: name, key: key, isCA: isCA, names: names, validity: validity, issuer: issuer, extra: extra)
     }
 
-    /// A self-signed CA with a key the caller made.
-    static func selfSigned(name: String, key: TestKey) throws -> TestIdentity {
+    /// A self-signed CA with a key the caller made; `extensions` replace or add to the defaults.
+    static func selfSigned(name: String, key: TestKey, extensions extra: [(Int32, String)] = []) throws -> TestIdentity {
         try make(name: name, key: key, isCA: true, names: [],
-                 validity: Validity(notBefore: -30 * 86_400, notAfter: 3650 * 86_400), issuer: nil)
+                 validity: Validity(notBefore: -30 * 86_400, notAfter: 3650 * 86_400), issuer: nil, extra: extra)
     }
 
     private static func make(name: String, key: TestKey, isCA: Bool, names: [String], validity: Validity,
@@ -91,8 +91,8 @@ enum TestPKI {
         ]
         if !isCA { extensions.append((NID_ext_key_usage, "serverAuth,clientAuth")) }
         if !names.isEmpty { extensions.append((NID_subject_alt_name, names.joined(separator: ","))) }
-        // An extra extension replaces the default one of the same kind.
-        extensions = extensions.filter { nid, _ in !extra.contains { $0.0 == nid } } + extra
+        // An extra extension replaces the default one of the same kind; an empty value removes it.
+        extensions = extensions.filter { nid, _ in !extra.contains { $0.0 == nid } } + extra.filter { !$0.1.isEmpty }
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuer?.certificate.pointer ?? x509, x509, nil, nil, 0)
         for (nid, value) in extensions {

@@ -6,7 +6,8 @@
 enum DNSNameSyntax {
     /// Labels of letters, digits and inner hyphens, 1…63 bytes each, 253 in
     /// all, no empty label (so no leading, trailing or doubled dot). The
-    /// underscore is not allowed (CA/B Forum BR §7.1.4.2.1 since ballot SC12).
+    /// underscore is not allowed (RFC 1034 §3.5; the CA/B Forum stopped its
+    /// issuance in 2019, ballot SC12).
     static func isPreferredName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, bytes.count <= 253 else { return false }

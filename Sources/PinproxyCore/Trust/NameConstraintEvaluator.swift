@@ -7,7 +7,7 @@ import Foundation
 /// `*.example.com` escapes an excluded `bar.example.com` (CVE-2025-61727; Go
 /// fixed the same in crypto/x509). Here a wildcard is excluded when any name
 /// it can match is, and permitted only when every name it can match is. Also
-/// refused, as Chrome, Go and rustls-webpki refuse them:
+/// refused, as rustls-webpki refuses them and x509-limbo expects:
 /// - a nameConstraints extension in the leaf (§4.2.1.10: "MUST be used only in a CA certificate");
 /// - one with neither permitted nor excluded subtrees (§4.2.1.10: "either the
 ///   permittedSubtrees field or the excludedSubtrees MUST be present"; an

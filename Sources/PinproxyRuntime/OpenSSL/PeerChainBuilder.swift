@@ -13,8 +13,9 @@ enum PeerChainBuilder {
     static let maxSigningPathLength = 10
 
     /// Validates `leaf` + `untrusted` against `store` at `time` (nil = now) in a fresh
-    /// context with pinproxy's parameters but no CRLs and no security level
-    /// (the handshake's own path is `OfflineHandshake`).
+    /// context with pinproxy's store flags but no CRLs and no security level.
+    /// What a handshake decides is `UpstreamHandshake.didReceiveCertificates`,
+    /// which `OfflineHandshake` runs outside one.
     static func build(leaf: X509Certificate, untrusted: [X509Certificate], store: TrustStore, host: HostName?,
                       at time: Date?, pinnedCertificates: [X509Certificate]) -> PeerChain {
         do {

@@ -5,7 +5,8 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DESTDIR ?=
 # Debian packages the build and the tests need (checked with dpkg, installed when missing).
-BUILD_PACKAGES := libevent-dev libssl-dev pkg-config
+# publicsuffix: /usr/share/publicsuffix, read by the daemon (a wildcard never covers a public suffix).
+BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix
 # systemd: systemd-analyze, for the unit checks (Tests/Tools/check-systemd-units.sh).
 TEST_PACKAGES := curl openssl python3 systemd
 ARGS ?=

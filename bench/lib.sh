@@ -133,3 +133,16 @@ rss_kib() {
     done
     echo "$total"
 }
+
+# callgrind_run BINARY CONFIG PORT COUNT OUTFILE ERRLOG — runs `BINARY run --config CONFIG`
+# under callgrind (profile in OUTFILE), sends COUNT sequential fresh-connection requests
+# (requests.py) to PORT and stops it. Not in a subshell, so cleanup_started knows the pid.
+callgrind_run() {
+    local binary="$1" config="$2" port="$3" count="$4" out="$5" errlog="$6" cg_pid
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$binary" run --config "$config" --log-level warning 2>>"$errlog" &
+    cg_pid=$!
+    STARTED_PIDS+=("$cg_pid")
+    wait_port "$port" 60
+    python3 "$BENCH_DIR/requests.py" --port "$port" --count "$count" || die "$binary under callgrind: requests failed"
+    kill -INT "$cg_pid"; wait "$cg_pid" 2>/dev/null || true
+}

@@ -359,14 +359,10 @@ if [ "$HANDSHAKE" = 1 ]; then
     echo "target,requests,instructions" > "$OUT/handshake-instructions.csv"
     for name in pinproxy-fresh pinproxy-fresh-ca; do
         for count in "$CG_FEW" "$CG_MANY"; do
-            valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.$name.$count" \
-                "$PINPROXY_BIN" run --config "$WORK/$name.json" --log-level warning 2>>"$WORK/logs/callgrind.err" &
-            cg_pid=$!
-            STARTED_PIDS+=("$cg_pid")
-            wait_port "${PORT[$name]}" 60
-            python3 "$BENCH_DIR/requests.py" --port "${PORT[$name]}" --count "$count" || die "$name under callgrind: requests failed"
-            kill -INT "$cg_pid"; wait "$cg_pid" 2>/dev/null || true
-            echo "$name,$count,$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$name.$count")" >> "$OUT/handshake-instructions.csv"
+            callgrind_run "$PINPROXY_BIN" "$WORK/$name.json" "${PORT[$name]}" "$count" \
+                "$WORK/callgrind.$name.$count" "$WORK/logs/callgrind.err"
+            total=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$name.$count")
+            echo "$name,$count,$total" >> "$OUT/handshake-instructions.csv"
         done
     done
     python3 "$BENCH_DIR/report.py" instructions "$OUT/handshake-instructions.csv"

@@ -22,6 +22,7 @@
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
 #include <openssl/crypto.h>
+#include <openssl/ocsp.h>
 
 // SSL / SSL_CTX control macros.
 static inline long shim_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
@@ -36,6 +37,9 @@ static inline int shim_SSL_get_ex_new_index(void) { return SSL_get_ex_new_index(
 static inline int shim_SSL_set_app_data(SSL *s, void *p) { return SSL_set_app_data(s, p); }
 static inline void *shim_SSL_get_app_data(const SSL *s) { return SSL_get_app_data(s); }
 static inline long shim_SSL_CTX_add_extra_chain_cert(SSL_CTX *c, X509 *x) { return SSL_CTX_add_extra_chain_cert(c, x); }
+static inline long shim_SSL_set_tlsext_status_type(SSL *s, int type) { return SSL_set_tlsext_status_type(s, type); }
+static inline long shim_SSL_get_tlsext_status_ocsp_resp(SSL *s, const unsigned char **resp) { return SSL_get_tlsext_status_ocsp_resp(s, resp); }
+static inline long shim_SSL_CTX_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(c, cb); }
 
 // SSL_OP_* and SSL_MODE_* are built with casts Swift does not import.
 static const uint64_t shim_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
@@ -58,6 +62,14 @@ static inline void shim_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(
 static inline int shim_sk_GENERAL_NAME_num(const STACK_OF(GENERAL_NAME) *sk) { return sk_GENERAL_NAME_num(sk); }
 static inline GENERAL_NAME *shim_sk_GENERAL_NAME_value(const STACK_OF(GENERAL_NAME) *sk, int i) { return sk_GENERAL_NAME_value(sk, i); }
 static inline void shim_GENERAL_NAMES_free(STACK_OF(GENERAL_NAME) *sk) { GENERAL_NAMES_free(sk); }
+static inline int shim_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk) { return sk_GENERAL_SUBTREE_num(sk); }
+static inline GENERAL_SUBTREE *shim_sk_GENERAL_SUBTREE_value(const STACK_OF(GENERAL_SUBTREE) *sk, int i) { return sk_GENERAL_SUBTREE_value(sk, i); }
+static inline int shim_sk_ASN1_INTEGER_num(const STACK_OF(ASN1_INTEGER) *sk) { return sk_ASN1_INTEGER_num(sk); }
+static inline ASN1_INTEGER *shim_sk_ASN1_INTEGER_value(const STACK_OF(ASN1_INTEGER) *sk, int i) { return sk_ASN1_INTEGER_value(sk, i); }
+static inline void shim_sk_ASN1_INTEGER_pop_free(STACK_OF(ASN1_INTEGER) *sk) { sk_ASN1_INTEGER_pop_free(sk, ASN1_INTEGER_free); }
+static inline STACK_OF(X509_CRL) *shim_sk_X509_CRL_new_null(void) { return sk_X509_CRL_new_null(); }
+static inline int shim_sk_X509_CRL_push(STACK_OF(X509_CRL) *sk, X509_CRL *c) { return sk_X509_CRL_push(sk, c); }
+static inline void shim_sk_X509_CRL_free(STACK_OF(X509_CRL) *sk) { sk_X509_CRL_free(sk); }
 
 // Memory and BIO helpers.
 static inline void shim_OPENSSL_free(void *p) { OPENSSL_free(p); }

@@ -21,7 +21,7 @@ enum CheckCommand {
             return 1
         }
         do {
-            try PolicyProbe.loadPolicyFiles(of: configuration)
+            for warning in try PolicyProbe.loadPolicyFiles(of: configuration) { Console.error("warning: \(warning)") }
         } catch {
             Console.error("\(path): a file the configuration names cannot be used:\n\(error)")
             return 1

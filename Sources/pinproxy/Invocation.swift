@@ -1,3 +1,6 @@
+import Foundation
+import PinproxyCore
+
 /// The parsed command line (SPEC §1). Parsing is strict: an unknown flag, a
 /// flag of another subcommand, or a missing value is a usage error (exit 2),
 /// never ignored.
@@ -23,6 +26,10 @@ struct Invocation {
     var since: String?
     /// `pins --cert FILE...`: certificate files instead of a live host.
     var certificateFiles: [String] = []
+    /// `probe --chain FILE`: evaluate a chain from a file instead of connecting.
+    var chainFile: String?
+    /// `probe --at TIME`: the evaluation time of `--chain` (RFC 3339).
+    var evaluationTime: Date?
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
@@ -80,6 +87,16 @@ struct Invocation {
             case "--since":
                 try require([.tail], flag)
                 since = try flagValue("a duration (10m) or an RFC 3339 time")
+            case "--chain":
+                try require([.probe], flag)
+                chainFile = try flagValue("a PEM file: the leaf first, then what the server sends")
+            case "--at":
+                try require([.probe], flag)
+                let text = try flagValue("an RFC 3339 time, e.g. 2027-01-15T00:00:00Z")
+                guard let time = RFC3339TimestampParser.parse(text) else {
+                    throw UsageError(description: "--at \(text): expected an RFC 3339 time, e.g. 2027-01-15T00:00:00Z")
+                }
+                evaluationTime = time
             case "--cert":
                 try require([.pins], flag)
                 readsCertificates = true
@@ -126,6 +143,9 @@ struct Invocation {
             if positional.count != 1 {
                 throw UsageError(description: "pinproxy probe needs one HOST[:PORT]")
             }
+            if evaluationTime != nil && chainFile == nil {
+                throw UsageError(description: "--at needs --chain FILE: a live probe is evaluated now")
+            }
         }
     }
 
@@ -140,6 +160,7 @@ struct Invocation {
       pinproxy pins   HOST[:PORT] [--config FILE]           print the SPKI pins a live host serves (not validated)
       pinproxy pins   --cert FILE...                        print the SPKI pins of certificate files
       pinproxy probe  HOST[:PORT] [--config FILE]           evaluate the configured policy against a live host
+      pinproxy probe  HOST[:PORT] --chain FILE [--at TIME]  the same against a PEM chain, without connecting
       pinproxy tail   [-f] [-n N] [--json] [--host PATTERN] [--reason R] [--since 10m|RFC3339] [FILE]
                                                             print the violation log, readable
       pinproxy --version | --help

@@ -2,9 +2,10 @@ import Foundation
 import PinproxyCore
 import PinproxyRuntime
 
-/// `pinproxy probe HOST[:PORT] [--config FILE]`: evaluate the configured
-/// policy against a live host exactly as the daemon would, print the verdict
-/// and its evidence; exit 0 accepted, 1 rejected, 3 no verdict (SPEC §1).
+/// `pinproxy probe HOST[:PORT] [--config FILE] [--chain FILE [--at TIME]]`:
+/// evaluate the configured policy against a live host exactly as the daemon
+/// would, or offline against a chain file exactly as a handshake would; print
+/// the verdict and its evidence; exit 0 accepted, 1 rejected, 3 no verdict (SPEC §1).
 enum ProbeCommand {
     static func execute(_ invocation: Invocation) -> Int32 {
         let target: HostArgument
@@ -15,9 +16,18 @@ enum ProbeCommand {
             return 2
         }
         guard let configuration = ConfigurationSource.load(invocation) else { return 1 }
-        let report = PolicyProbe.run(configuration: configuration, host: target.host.value, port: target.port,
+        let report: ProbeReport
+        if let chainFile = invocation.chainFile {
+            report = PolicyProbe.run(configuration: configuration, host: target.host.value, port: target.port,
+                                     chainFile: chainFile, at: invocation.evaluationTime)
+        } else {
+            report = PolicyProbe.run(configuration: configuration, host: target.host.value, port: target.port,
                                      environment: ProcessInfo.processInfo.environment)
+        }
         var lines = ["probe \(target.endpoint)"]
+        if let chainFile = invocation.chainFile, let time = report.offlineTime {
+            lines.append("  chain:    \(chainFile) (offline, no connection; evaluated at \(RFC3339Timestamp.seconds(time)))")
+        }
         lines.append("  rule:     \(report.rule ?? "-")")
         if let policy = report.policy {
             if policy.kind == .disable {
@@ -34,6 +44,7 @@ enum ProbeCommand {
         lines.append("  verdict:  \(report.verdict.label)")
         if let reason = report.reason { lines.append("  reason:   \(reason.rawValue)") }
         if !report.detail.isEmpty { lines.append("  detail:   \(report.detail)") }
+        if let skipped = report.notEvaluated { lines.append("  not evaluated: \(skipped)") }
         if report.policy?.kind == .disable && report.verdict == .accepted {
             lines.append("  served chain: not evaluated (policy disable)")
         } else if !report.servedChain.isEmpty {

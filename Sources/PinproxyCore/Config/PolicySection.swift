@@ -9,7 +9,8 @@ import Foundation
 /// so a bad path fails `check` rather than the first request.
 enum PolicySection {
     static let commonKeys = ["policy", "include_subdomains", "enforce", "expires", "min_tls_version",
-                             "require_forward_secrecy", "client_certificate", "client_key", "report_uri"]
+                             "require_forward_secrecy", "client_certificate", "client_key", "report_uri",
+                             "crl_files", "ocsp_stapling"]
 
     /// Keys each policy accepts besides the common ones.
     static func specificKeys(of kind: PolicyKind) -> [String] {
@@ -96,6 +97,15 @@ enum PolicySection {
         case "public_keys": policy.publicKeyFiles = files(value, at: path, what: "public key file", into: &diagnostics)
         case "certificates": policy.certificateFiles = files(value, at: path, what: "certificate file", into: &diagnostics)
         case "anchors": policy.anchorFiles = files(value, at: path, what: "anchor file", into: &diagnostics)
+        case "crl_files": policy.crlFiles = files(value, at: path, what: "CRL file", into: &diagnostics)
+        case "ocsp_stapling":
+            guard let text = diagnostics.string(value, at: path) else { return }
+            guard let mode = OCSPStaplingMode(rawValue: text) else {
+                let modes = OCSPStaplingMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                diagnostics.problem(path, value, "unknown ocsp_stapling mode \"\(text)\"", hint: "use one of \(modes)")
+                return
+            }
+            policy.ocspStapling = mode
         case "validate_chain": policy.validateChain = diagnostics.bool(value, at: path) ?? true
         case "validate_host": policy.validateHost = diagnostics.bool(value, at: path) ?? true
         case "include_subdomains": policy.includeSubdomains = diagnostics.bool(value, at: path) ?? false

@@ -15,9 +15,13 @@ public struct CertificateFacts: Sendable, Hashable {
     public var issuer: String
     public var notBefore: Date
     public var notAfter: Date
+    /// What the web-PKI profile checks read; nil when not gathered (then
+    /// those checks have nothing to refuse, so the runtime always sets it).
+    public var profile: CertificateProfile?
 
     public init(der: [UInt8], spkiSHA256: [UInt8], certificateSHA256: [UInt8],
-                subject: String, issuer: String, notBefore: Date, notAfter: Date) {
+                subject: String, issuer: String, notBefore: Date, notAfter: Date,
+                profile: CertificateProfile? = nil) {
         self.der = der
         self.spkiSHA256 = spkiSHA256
         self.certificateSHA256 = certificateSHA256
@@ -25,5 +29,6 @@ public struct CertificateFacts: Sendable, Hashable {
         self.issuer = issuer
         self.notBefore = notBefore
         self.notAfter = notAfter
+        self.profile = profile
     }
 }

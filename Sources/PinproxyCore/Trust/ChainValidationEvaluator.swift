@@ -37,6 +37,8 @@ public struct ChainValidationEvaluator: TrustEvaluator {
         switch failure {
         case .untrusted(let detail):
             return .failed(reason: .chainUntrusted, detail: "chain not trusted: " + detail)
+        case .revoked(let detail):
+            return .failed(reason: .certificateRevoked, detail: detail)
         case .expired:
             let detail = served.first { now > $0.notAfter }.map(expired)
                 ?? "a certificate of the chain has expired"

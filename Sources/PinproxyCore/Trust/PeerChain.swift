@@ -5,6 +5,9 @@ public enum ChainFailure: Sendable, Hashable {
     case untrusted(detail: String)
     case expired
     case notYetValid
+    /// A configured CRL lists a certificate of the chain (`detail` names it),
+    /// or a CRL that covers it is unusable (expired, badly signed, …).
+    case revoked(detail: String)
 }
 
 /// The facts of one upstream handshake that a trust evaluation needs, gathered
@@ -27,13 +30,16 @@ public struct PeerChain: Sendable, Hashable {
     public var signingPath: [CertificateFacts]
     /// Whether the leaf matches the upstream host name (or IP), subject CN not consulted.
     public var hostMatches: Bool
+    /// What the server's stapled OCSP response says about the leaf.
+    public var staple: StapleStatus
 
     public init(served: [CertificateFacts], verified: [CertificateFacts]?, chainFailure: ChainFailure?,
-                signingPath: [CertificateFacts], hostMatches: Bool) {
+                signingPath: [CertificateFacts], hostMatches: Bool, staple: StapleStatus = .notRequested) {
         self.served = served
         self.verified = verified
         self.chainFailure = chainFailure
         self.signingPath = signingPath
         self.hostMatches = hostMatches
+        self.staple = staple
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 /// | policy | checks |
 /// |---|---|
 /// | `disable` | none |
-/// | `default`, `anchors` | chain → host (when `validate_host`) |
+/// | `default`, `anchors` | chain (OpenSSL, web-PKI profile, OCSP staple) → host (when `validate_host`) |
 /// | `pin-*`, `validate_chain` | chain → host → pins against the verified chain |
 /// | `pin-*`, no `validate_chain` | host → pins against the signing path |
 /// | `pin-*` after `expires` | chain → host |
@@ -24,8 +24,9 @@ public enum PolicyEvaluation {
     /// Evaluates `chain` under `policy` at `now` and decides what to do
     /// (`enforce: false` turns every block into a report).
     public static func evaluate(_ chain: PeerChain, policy: TrustPolicy, material: PinMaterial,
-                                now: Date) -> (TrustEvaluation, TrustDecision) {
-        let evaluation = evaluator(for: policy, material: material).evaluate(chain, now: now)
+                                publicSuffixes: PublicSuffixList, now: Date) -> (TrustEvaluation, TrustDecision) {
+        let evaluation = evaluator(for: policy, material: material, publicSuffixes: publicSuffixes)
+            .evaluate(chain, now: now)
         return (evaluation, TrustDecision(evaluation, enforce: policy.enforce))
     }
 
@@ -34,8 +35,10 @@ public enum PolicyEvaluation {
     ///
     /// Inline `policy.pins` are always included with `material.spkiDigests`,
     /// so a caller cannot lose them by building the material by hand.
-    public static func evaluator(for policy: TrustPolicy, material: PinMaterial) -> any TrustEvaluator {
-        let unpinned = CompositeEvaluator(checks(chain: true, host: policy.validateHost))
+    public static func evaluator(for policy: TrustPolicy, material: PinMaterial,
+                                 publicSuffixes: PublicSuffixList) -> any TrustEvaluator {
+        let chain = chainChecks(policy, publicSuffixes: publicSuffixes)
+        let unpinned = CompositeEvaluator(checks(chain: chain, host: policy.validateHost))
         switch policy.kind {
         case .disable:
             return DisabledEvaluator()
@@ -47,17 +50,22 @@ public enum PolicyEvaluation {
                 ? PublicKeyPinEvaluator(pins: PinMaterial(policy: policy, publicKeyDigests: material.spkiDigests).spkiDigests,
                                         scope: scope)
                 : CertificatePinEvaluator(certificateDERs: material.certificateDERs, scope: scope)
-            let pinned = CompositeEvaluator(checks(chain: policy.validateChain, host: policy.validateHost) + [pin])
+            let pinned = CompositeEvaluator(checks(chain: policy.validateChain ? chain : [], host: policy.validateHost) + [pin])
             guard let expires = policy.expires else { return pinned }
             return PinExpirySwitch(expires: expires, pinned: pinned, unpinned: unpinned)
         }
     }
 
+    /// SPEC §2.3 step 2: OpenSSL's path validation, then the web-PKI rules
+    /// OpenSSL 3.0 lacks (each reads the verified chain), then the OCSP staple.
+    static func chainChecks(_ policy: TrustPolicy, publicSuffixes: PublicSuffixList) -> [any TrustEvaluator] {
+        [ChainValidationEvaluator(), PublicKeyStrengthEvaluator(), CertificateRoleEvaluator(),
+         NameConstraintEvaluator(), WildcardSuffixEvaluator(publicSuffixes: publicSuffixes),
+         RevocationEvaluator(mode: policy.ocspStapling)]
+    }
+
     /// SPEC §2.3 steps 2 and 3, in that order.
-    private static func checks(chain: Bool, host: Bool) -> [any TrustEvaluator] {
-        var checks: [any TrustEvaluator] = []
-        if chain { checks.append(ChainValidationEvaluator()) }
-        if host { checks.append(HostNameEvaluator()) }
-        return checks
+    private static func checks(chain: [any TrustEvaluator], host: Bool) -> [any TrustEvaluator] {
+        chain + (host ? [HostNameEvaluator()] : [])
     }
 }

@@ -80,6 +80,10 @@ public struct TrustPolicy: Sendable, Hashable {
     /// `report_uri`: an `http://` collector that receives an RFC 7469 report
     /// for each distinct violation (at most one per event key and minute).
     public var reportURI: String?
+    /// `crl_files`: PEM/DER CRLs consulted during path validation.
+    public var crlFiles: [String]
+    /// `ocsp_stapling` (default `"check"`).
+    public var ocspStapling: OCSPStaplingMode
 
     public init(kind: PolicyKind,
                 pins: [SPKIPin] = [],
@@ -94,7 +98,9 @@ public struct TrustPolicy: Sendable, Hashable {
                 minTLSVersion: TLSVersionFloor = .tls12,
                 requireForwardSecrecy: Bool = true,
                 clientCredentials: ClientCredentialFiles? = nil,
-                reportURI: String? = nil) {
+                reportURI: String? = nil,
+                crlFiles: [String] = [],
+                ocspStapling: OCSPStaplingMode = .check) {
         self.kind = kind
         self.pins = pins
         self.publicKeyFiles = publicKeyFiles
@@ -109,6 +115,8 @@ public struct TrustPolicy: Sendable, Hashable {
         self.requireForwardSecrecy = requireForwardSecrecy
         self.clientCredentials = clientCredentials
         self.reportURI = reportURI
+        self.crlFiles = crlFiles
+        self.ocspStapling = ocspStapling
     }
 
     /// performDefaultEvaluation: chain to the trust store and host name.

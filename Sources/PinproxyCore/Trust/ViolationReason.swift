@@ -12,6 +12,10 @@ public enum ViolationReason: String, Sendable, Hashable, CaseIterable {
     case certificateExpired = "certificate_expired"
     /// A certificate of the chain is before its `notBefore`.
     case certificateNotYetValid = "certificate_not_yet_valid"
+    /// A certificate of the chain is revoked (a configured CRL, a stapled OCSP
+    /// response), or its revocation status could not be established where the
+    /// policy requires it (`ocsp_stapling: "require"`, must-staple, an unusable CRL).
+    case certificateRevoked = "certificate_revoked"
     /// The leaf does not name the upstream host (or IP).
     case hostnameMismatch = "hostname_mismatch"
 }

@@ -54,6 +54,7 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw .invalidConfiguration("\(error)")
         }
+        active.warnings(at: Date()).forEach { logger.log(.warning, "config", $0) }
         let file: ViolationLogFile
         do {
             file = try ViolationLogFile(path: configuration.violationLogPath, logger: logger)
@@ -187,6 +188,7 @@ public final class Daemon: @unchecked Sendable {
             logger.log(.error, "reload", "rejected, keeping generation \(generation): \(error)")
             return
         }
+        active.warnings(at: Date()).forEach { logger.log(.warning, "config", $0) }
         if configuration.threads != workers.count {
             logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
         }

@@ -12,21 +12,17 @@ enum PeerChainBuilder {
     /// Longest signing path followed from the leaf; a real chain is far shorter.
     static let maxSigningPathLength = 10
 
-    /// Validates `leaf` + `untrusted` against `store` at `time` (nil = now) in a fresh context.
+    /// Validates `leaf` + `untrusted` against `store` at `time` (nil = now) in a fresh
+    /// context with pinproxy's store flags but no CRLs and no security level.
+    /// What a handshake decides is `UpstreamHandshake.didReceiveCertificates`,
+    /// which `OfflineHandshake` runs outside one.
     static func build(leaf: X509Certificate, untrusted: [X509Certificate], store: TrustStore, host: HostName?,
                       at time: Date?, pinnedCertificates: [X509Certificate]) -> PeerChain {
-        build(leaf: leaf, untrusted: untrusted, store: store, host: host, at: time,
-              pinnedCertificates: pinnedCertificates, maxDepth: nil)
-    }
-
-    /// As above, with OpenSSL's verify depth limit (the number of intermediates allowed).
-    static func build(leaf: X509Certificate, untrusted: [X509Certificate], store: TrustStore, host: HostName?,
-                      at time: Date?, pinnedCertificates: [X509Certificate], maxDepth: Int?) -> PeerChain {
         do {
-            let context = try X509StoreContext(store: store, leaf: leaf, untrusted: untrusted, at: time,
-                                               maxDepth: maxDepth)
+            let context = try X509StoreContext(store: store, leaf: leaf, untrusted: [leaf] + untrusted, at: time)
+            ChainVerificationParameters.apply(to: context.pointer, crls: nil)
             return build(in: context.pointer, leaf: leaf, untrusted: untrusted, host: host,
-                         pinnedCertificates: pinnedCertificates)
+                         pinnedCertificates: pinnedCertificates, staple: .notRequested)
         } catch {
             return facts(leaf: leaf, untrusted: untrusted, verified: nil,
                          failure: .untrusted(detail: String(describing: error)), host: host,
@@ -38,7 +34,7 @@ enum PeerChainBuilder {
     /// `untrusted` (the handshake's own context, or a fresh one), then gathers the facts.
     /// The verified chain stays in `context`, so `SSL_get0_verified_chain` sees it too.
     static func build(in context: OpaquePointer, leaf: X509Certificate, untrusted: [X509Certificate],
-                      host: HostName?, pinnedCertificates: [X509Certificate]) -> PeerChain {
+                      host: HostName?, pinnedCertificates: [X509Certificate], staple: StapleStatus) -> PeerChain {
         ERR_clear_error()
         let isValid = X509_verify_cert(context) == 1
         ERR_clear_error()
@@ -50,18 +46,36 @@ enum PeerChainBuilder {
             verified = CertificateStack.certificates(in: chain)
             if let chain { shim_sk_X509_pop_free(chain) }
         } else {
-            failure = chainFailure(code: X509_STORE_CTX_get_error(context))
+            let subject = X509_STORE_CTX_get_current_cert(context).map { X509Certificate.rfc2253(X509_get_subject_name($0)) }
+            failure = chainFailure(code: X509_STORE_CTX_get_error(context), subject: subject)
         }
-        return facts(leaf: leaf, untrusted: untrusted, verified: verified, failure: failure, host: host,
-                     pinnedCertificates: pinnedCertificates)
+        var chain = facts(leaf: leaf, untrusted: untrusted, verified: verified, failure: failure, host: host,
+                          pinnedCertificates: pinnedCertificates)
+        chain.staple = staple
+        return chain
     }
 
-    /// Maps an `X509_V_ERR_*` code onto the vocabulary of SPEC §2.3.
-    static func chainFailure(code: Int32) -> ChainFailure {
+    /// CRL problems: the revocation status of a certificate a CRL covers cannot be established.
+    static let revocationErrors: Set<Int32> = [
+        X509_V_ERR_CRL_SIGNATURE_FAILURE, X509_V_ERR_CRL_NOT_YET_VALID, X509_V_ERR_CRL_HAS_EXPIRED,
+        X509_V_ERR_ERROR_IN_CRL_LAST_UPDATE_FIELD, X509_V_ERR_ERROR_IN_CRL_NEXT_UPDATE_FIELD,
+        X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE, X509_V_ERR_KEYUSAGE_NO_CRL_SIGN,
+        X509_V_ERR_UNHANDLED_CRITICAL_CRL_EXTENSION, X509_V_ERR_DIFFERENT_CRL_SCOPE,
+        X509_V_ERR_CRL_PATH_VALIDATION_ERROR, X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER,
+    ]
+
+    /// Maps an `X509_V_ERR_*` code onto the vocabulary of SPEC §2.3; `subject`
+    /// names the certificate OpenSSL was looking at.
+    static func chainFailure(code: Int32, subject: String? = nil) -> ChainFailure {
+        let words = String(cString: X509_verify_cert_error_string(Int(code)))
+        let which = subject.map { "certificate \($0)" } ?? "a certificate of the chain"
         switch code {
         case X509_V_ERR_CERT_HAS_EXPIRED: return .expired
         case X509_V_ERR_CERT_NOT_YET_VALID: return .notYetValid
-        default: return .untrusted(detail: String(cString: X509_verify_cert_error_string(Int(code))))
+        case X509_V_ERR_CERT_REVOKED: return .revoked(detail: "\(which) is revoked by a configured CRL")
+        case _ where revocationErrors.contains(code):
+            return .revoked(detail: "revocation status of \(which) unknown: \(words)")
+        default: return .untrusted(detail: words)
         }
     }
 

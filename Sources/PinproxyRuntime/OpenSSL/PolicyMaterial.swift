@@ -1,3 +1,4 @@
+import Foundation
 import PinproxyCore
 
 /// Everything file-backed a TrustPolicy needs, loaded once per configuration build.
@@ -16,14 +17,18 @@ final class PolicyMaterial: @unchecked Sendable {
     /// The client certificate chain (leaf first) and its key, set only with `client_certificate`.
     let clientCertificateChain: [X509Certificate]
     let clientKey: PrivateKey?
+    /// The CRLs of `crl_files`, nil when there are none (then no CRL checking).
+    let revocationLists: RevocationListStack?
 
     private init(pinnedSPKIDigests: [[UInt8]], pinnedCertificates: [X509Certificate], anchorStore: TrustStore?,
-                 clientCertificateChain: [X509Certificate], clientKey: PrivateKey?) {
+                 clientCertificateChain: [X509Certificate], clientKey: PrivateKey?,
+                 revocationLists: RevocationListStack?) {
         self.pinnedSPKIDigests = pinnedSPKIDigests
         self.pinnedCertificates = pinnedCertificates
         self.anchorStore = anchorStore
         self.clientCertificateChain = clientCertificateChain
         self.clientKey = clientKey
+        self.revocationLists = revocationLists
     }
 
     /// Reads and checks every file `policy` names.
@@ -46,8 +51,20 @@ final class PolicyMaterial: @unchecked Sendable {
             }
             key = loaded
         }
+        let crls = try policy.crlFiles.flatMap { try RevocationList.load(contentsOf: $0) }
         return PolicyMaterial(pinnedSPKIDigests: digests, pinnedCertificates: pinned, anchorStore: anchorStore,
-                              clientCertificateChain: chain, clientKey: key)
+                              clientCertificateChain: chain, clientKey: key,
+                              revocationLists: RevocationListStack(crls))
+    }
+
+    /// SPEC §2.1: a CRL past its `nextUpdate` is a warning in `check` and at
+    /// reload, not a silent pass (path validation refuses what it covers).
+    func staleRevocationLists(at now: Date) -> [String] {
+        (revocationLists?.lists ?? []).compactMap { list in
+            guard let next = list.nextUpdate, next < now else { return nil }
+            return "the CRL of \(list.issuer) is past its nextUpdate (\(RFC3339Timestamp.seconds(next))): "
+                + "certificates it covers are refused until it is refreshed"
+        }
     }
 
     /// SPKI digests of a `public_keys` file: each `PUBLIC KEY` block (already a DER

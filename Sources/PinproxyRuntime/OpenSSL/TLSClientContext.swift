@@ -80,6 +80,10 @@ final class TLSClientContext: @unchecked Sendable {
         SSL_CTX_set_verify(pointer, SSL_VERIFY_PEER, nil)
         // No user pointer is needed: the callback finds its handshake through the SSL's ex_data.
         SSL_CTX_set_cert_verify_callback(pointer, Self.verifyTrampoline, nil)
+        // ocsp_stapling (SPEC §2.1): each SSL asks for a staple (`makeSSL`), read by the status callback.
+        if policy.ocspStapling != .off, policy.kind != .disable {
+            _ = shim_SSL_CTX_set_tlsext_status_cb(pointer, Self.statusTrampoline)
+        }
     }
 
     /// A client certificate only for host entries configured with one (SPEC §2.1);
@@ -129,6 +133,11 @@ final class TLSClientContext: @unchecked Sendable {
             SSL_free(ssl)
             throw OpenSSLError.drain("set SNI \(handshake.host)")
         }
+        if policy.ocspStapling != .off, policy.kind != .disable,
+           shim_SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp) != 1 {
+            SSL_free(ssl)
+            throw OpenSSLError.drain("ask \(handshake.host) for an OCSP staple")
+        }
         // SSL_set_session takes its own reference to the session.
         if let session, SSL_set_session(ssl, session.pointer) != 1 {
             SSL_free(ssl)
@@ -158,6 +167,13 @@ final class TLSClientContext: @unchecked Sendable {
             return 0
         }
         return handshake.didReceiveCertificates(in: storeContext)
+    }
+
+    /// `SSL_CTX_set_tlsext_status_cb`: the handshake reads the staple; 1 goes on, 0 aborts
+    /// the handshake. An SSL without a handshake is refused.
+    static let statusTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { ssl, _ in
+        guard let ssl, let handshake = handshake(of: ssl) else { return 0 }
+        return handshake.didReceiveStatus(of: ssl)
     }
 
     /// `SSL_CTX_sess_set_new_cb`: the handshake keeps a copy (see `didReceive(session:)`),

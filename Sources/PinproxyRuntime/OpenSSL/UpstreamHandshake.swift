@@ -19,17 +19,25 @@ final class UpstreamHandshake {
     private(set) var peerChain: PeerChain?
     /// True once `decide` refused the peer: the handshake was aborted with an alert.
     private(set) var rejectedByPolicy = false
+    /// What the staple is while the certificates are verified: the status
+    /// callback runs later (after TLS 1.2's CertificateStatus, after TLS 1.3's
+    /// server Finished). `probe --chain` sets `.unavailableOffline`.
+    var stapleBeforeStatus: StapleStatus
+    /// The store OCSP responses are verified against (the policy's anchors, else the system store).
+    let trustStore: TrustStore?
     /// Receives every session the server issues (TLS 1.2 at the end of the handshake,
     /// TLS 1.3 tickets after it); nil = sessions are not kept.
     var onNewSession: ((TLSSessionHandle) -> Void)?
 
-    init(host: HostName, port: UInt16, policy: TrustPolicy, material: PolicyMaterial,
+    init(host: HostName, port: UInt16, policy: TrustPolicy, material: PolicyMaterial, trustStore: TrustStore? = nil,
          decide: @escaping (PeerChain) -> Bool) {
         self.host = host
         self.port = port
         self.policy = policy
         self.material = material
+        self.trustStore = trustStore
         self.decide = decide
+        stapleBeforeStatus = policy.ocspStapling == .off ? .notRequested : .pending
     }
 
     /// The body of the certificate-verify callback: validates the served chain in
@@ -48,9 +56,9 @@ final class UpstreamHandshake {
         // libssl passes the whole served chain (leaf first) as the untrusted stack.
         let served = CertificateStack.certificates(in: X509_STORE_CTX_get0_untrusted(storeContext))
         let untrusted = served.first.map { $0.isSame(as: leaf) } == true ? Array(served.dropFirst()) : served
-        X509StoreContext.applyStrictness(X509_STORE_CTX_get0_param(storeContext))
+        ChainVerificationParameters.apply(to: storeContext, crls: material.revocationLists)
         let chain = PeerChainBuilder.build(in: storeContext, leaf: leaf, untrusted: untrusted, host: host,
-                                           pinnedCertificates: material.pinnedCertificates)
+                                           pinnedCertificates: material.pinnedCertificates, staple: stapleBeforeStatus)
         peerChain = chain
         guard decide(chain) else {
             rejectedByPolicy = true
@@ -61,6 +69,36 @@ final class UpstreamHandshake {
         // The policy accepted (perhaps despite a chain failure, e.g. validate_chain false):
         // clear the error so libssl records the verify result as OK.
         X509_STORE_CTX_set_error(storeContext, X509_V_OK)
+        return 1
+    }
+
+    /// The body of the OCSP status callback (`SSL_CTX_set_tlsext_status_cb`),
+    /// which libssl calls once the server's flight is in, staple or not: reads
+    /// the staple against the verified chain, records it in `peerChain` and
+    /// lets `decide` judge the whole chain again. 0 aborts the handshake with
+    /// an alert, before any application byte is written.
+    func didReceiveStatus(of ssl: OpaquePointer) -> Int32 {
+        // Nothing was verified (resumed session, `disable`): nothing to judge.
+        guard var chain = peerChain, policy.ocspStapling != .off else { return 1 }
+        var response: UnsafePointer<UInt8>?
+        let length = shim_SSL_get_tlsext_status_ocsp_resp(ssl, &response)
+        let verified = CertificateStack.certificates(in: SSL_get0_verified_chain(ssl))
+        if let response, length > 0 {
+            let bytes = Array(UnsafeBufferPointer(start: response, count: length))
+            if verified.count >= 2, let store = trustStore {
+                chain.staple = OCSPStaple.status(of: bytes, leaf: verified[0], issuer: verified[1],
+                                                 chain: verified, store: store)
+            } else {
+                chain.staple = .unusable(detail: "no verified issuer to check it against")
+            }
+        } else {
+            chain.staple = .absent
+        }
+        peerChain = chain
+        guard decide(chain) else {
+            rejectedByPolicy = true
+            return 0
+        }
         return 1
     }
 

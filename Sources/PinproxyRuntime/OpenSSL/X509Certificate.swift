@@ -80,7 +80,8 @@ final class X509Certificate: @unchecked Sendable {
                                 subject: Self.rfc2253(X509_get_subject_name(pointer)),
                                 issuer: Self.rfc2253(X509_get_issuer_name(pointer)),
                                 notBefore: Self.date(X509_get0_notBefore(pointer)),
-                                notAfter: Self.date(X509_get0_notAfter(pointer)))
+                                notAfter: Self.date(X509_get0_notAfter(pointer)),
+                                profile: profile)
     }
 
     /// True when `other` is the same certificate (byte-equal DER).
@@ -106,7 +107,7 @@ final class X509Certificate: @unchecked Sendable {
         | UInt(XN_FLAG_SEP_COMMA_PLUS) | UInt(XN_FLAG_DN_REV) | UInt(XN_FLAG_FN_SN) | UInt(XN_FLAG_DUMP_UNKNOWN_FIELDS)
 
     /// A name in RFC 2253 form (most specific RDN first, `CN=…,O=…`).
-    private static func rfc2253(_ name: OpaquePointer?) -> String {
+    static func rfc2253(_ name: OpaquePointer?) -> String {
         guard let name, let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }
         guard X509_NAME_print_ex(bio, name, 0, rfc2253Flags) >= 0 else { return "" }
@@ -117,7 +118,7 @@ final class X509Certificate: @unchecked Sendable {
     }
 
     /// An ASN.1 UTCTime/GeneralizedTime as a `Date` (UTC); the epoch when unreadable.
-    private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
+    static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
         var parts = tm()
         guard let time, ASN1_TIME_to_tm(time, &parts) == 1 else { return Date(timeIntervalSince1970: 0) }
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))

@@ -2,9 +2,11 @@ import Foundation
 internal import COpenSSL
 
 /// One path validation outside a handshake: the single owner of an
-/// `X509_STORE_CTX*`, freed in `deinit`, set up like the TLS client's own
-/// (purpose `ssl_server`, `X509_V_FLAG_X509_STRICT`) so tests and limbo see
-/// exactly what a handshake sees.
+/// `X509_STORE_CTX*`, freed in `deinit`, initialised the way libssl's
+/// `ssl_verify_cert_chain` initialises the handshake's own (the served chain,
+/// leaf first, as the untrusted stack; purpose `ssl_server`; the `SSL_CTX`'s
+/// verify parameters and security level), so what runs on it next sees what
+/// a handshake sees.
 final class X509StoreContext {
     /// The owned `X509_STORE_CTX*`; never null.
     let pointer: OpaquePointer
@@ -13,9 +15,11 @@ final class X509StoreContext {
     private let leaf: X509Certificate
     private let untrusted: CertificateStack
 
-    /// Initialises a context validating `leaf` with `untrusted` intermediates against `store` at `time` (nil = now).
+    /// Initialises a context validating `leaf` with `untrusted` (the served
+    /// chain) against `store` at `time` (nil = now). With `tls`, its verify
+    /// parameters and security level are applied as libssl applies them.
     init(store: TrustStore, leaf: X509Certificate, untrusted: [X509Certificate], at time: Date?,
-         maxDepth: Int? = nil) throws {
+         like tls: TLSClientContext? = nil, maxDepth: Int? = nil) throws {
         ERR_clear_error()
         guard let stack = CertificateStack(untrusted), let pointer = X509_STORE_CTX_new() else {
             throw OpenSSLError.drain("X509_STORE_CTX_new")
@@ -29,7 +33,13 @@ final class X509StoreContext {
             throw OpenSSLError.drain("X509_STORE_CTX_init")
         }
         let parameters = X509_STORE_CTX_get0_param(pointer)
-        X509StoreContext.applyStrictness(parameters)
+        if let tls {
+            // ssl_verify_cert_chain: the SSL's parameters, then its security level as the auth level.
+            guard X509_VERIFY_PARAM_set1(parameters, SSL_CTX_get0_param(tls.pointer)) == 1 else {
+                throw OpenSSLError.drain("X509_VERIFY_PARAM_set1")
+            }
+            X509_VERIFY_PARAM_set_auth_level(parameters, SSL_CTX_get_security_level(tls.pointer))
+        }
         if let time {
             X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
         }
@@ -39,15 +49,4 @@ final class X509StoreContext {
     }
 
     deinit { X509_STORE_CTX_free(pointer) }
-
-    /// Turns on the checks that make path validation stricter than OpenSSL's default.
-    ///
-    /// `X509_V_FLAG_X509_STRICT` enforces RFC 5280 §4.2 encoding rules (basic
-    /// constraints critical on CAs, AKI/SKI presence, no empty SAN, …). Measured
-    /// on x509-limbo's 198 SERVER cases: 144 agree with it, 137 without it
-    /// (Tests/PinproxyRuntimeTests/Fixtures), and no case it fails is a real-world chain.
-    static func applyStrictness(_ parameters: OpaquePointer?) {
-        guard let parameters else { return }
-        X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_X509_STRICT))
-    }
 }

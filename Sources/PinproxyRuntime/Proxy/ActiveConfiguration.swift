@@ -30,11 +30,19 @@ final class ActiveConfiguration: @unchecked Sendable {
         } catch {
             throw RuntimeError.message("$.trust_store: \(error)")
         }
+        // SPEC §2.3: a wildcard never covers a public suffix; the list is read once per configuration.
+        let publicSuffixes: PublicSuffixList
+        do {
+            publicSuffixes = try PublicSuffixList(contentsOf: PublicSuffixList.debianPath)
+        } catch {
+            throw RuntimeError.message("\(error)")
+        }
         var problems: [String] = []
         var policies: [String: PreparedPolicy] = [:]
         for rule in configuration.policies.rules {
             do {
-                policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore)
+                policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore,
+                                                        publicSuffixes: publicSuffixes)
             } catch {
                 problems.append("$.hosts[\"\(rule.key)\"]: \(error)")
             }
@@ -42,7 +50,8 @@ final class ActiveConfiguration: @unchecked Sendable {
         var fallback: PreparedPolicy?
         if case let .policy(policy) = configuration.policies.defaultPolicy {
             do {
-                fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore)
+                fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore,
+                                              publicSuffixes: publicSuffixes)
             } catch {
                 problems.append("$.default_policy: \(error)")
             }
@@ -50,6 +59,19 @@ final class ActiveConfiguration: @unchecked Sendable {
         guard problems.isEmpty else { throw RuntimeError.message(problems.joined(separator: "\n")) }
         rulePolicies = policies
         defaultPolicy = fallback
+    }
+
+    /// File-backed findings that do not stop pinproxy but must not pass
+    /// silently (SPEC §2.1: a CRL past its nextUpdate), each with the rule's JSON path.
+    func warnings(at now: Date) -> [String] {
+        var warnings: [String] = []
+        for (key, prepared) in rulePolicies.sorted(by: { $0.key < $1.key }) {
+            warnings += prepared.material.staleRevocationLists(at: now).map { "$.hosts[\"\(key)\"].crl_files: " + $0 }
+        }
+        if let defaultPolicy {
+            warnings += defaultPolicy.material.staleRevocationLists(at: now).map { "$.default_policy.crl_files: " + $0 }
+        }
+        return warnings
     }
 
     /// The policy for an upstream host (SPEC §2.2 precedence); nil = denied.

@@ -17,6 +17,8 @@ public struct ProbeReport: Sendable {
         case connectionFailed
         /// A file the configuration names could not be loaded, so the daemon would not start.
         case configurationUnusable
+        /// `--chain FILE` could not be read as certificates.
+        case chainUnreadable
 
         /// The words `probe` prints.
         public var label: String {
@@ -27,6 +29,7 @@ public struct ProbeReport: Sendable {
             case .denied: "REJECTED (denied by default_policy)"
             case .connectionFailed: "NO VERDICT (connection failed)"
             case .configurationUnusable: "NO VERDICT (configuration unusable)"
+            case .chainUnreadable: "NO VERDICT (chain file unreadable)"
             }
         }
 
@@ -34,7 +37,7 @@ public struct ProbeReport: Sendable {
             switch self {
             case .accepted, .acceptedReportOnly: 0
             case .rejected, .denied, .configurationUnusable: 1
-            case .connectionFailed: 3
+            case .connectionFailed, .chainUnreadable: 3
             }
         }
     }
@@ -60,6 +63,10 @@ public struct ProbeReport: Sendable {
     public var servedChain: [CertificateFacts] = []
     /// The chain OpenSSL built and verified; nil when path validation failed.
     public var verifiedChain: [CertificateFacts]?
+    /// `--chain`: evaluated offline at this time, no connection made.
+    public var offlineTime: Date?
+    /// Offline under `ocsp_stapling` other than `"off"`: what was not checked.
+    public var notEvaluated: String?
 }
 
 /// Evaluates a host exactly as the daemon would (SPEC §1 `probe`): the same
@@ -74,32 +81,7 @@ public enum PolicyProbe {
     public static func run(configuration: Configuration, host: String, port: UInt16,
                            environment: [String: String]) -> ProbeReport {
         var report = ProbeReport(host: host, port: port, verdict: .connectionFailed)
-        guard let name = HostName(host) else {
-            report.detail = "\(host) is not a host name or IP literal"
-            return report
-        }
-        switch configuration.policies.lookup(name) {
-        case let .rule(rule): report.rule = rule.key; report.policy = rule.policy
-        case let .defaultPolicy(policy): report.rule = ViolationEvent.defaultPolicyRule; report.policy = policy
-        case .deny:
-            report.rule = ViolationEvent.defaultPolicyRule
-            report.verdict = .denied
-            report.detail = "no hosts key matches \(name) and default_policy is \"deny\""
-            return report
-        }
-        let active: ActiveConfiguration
-        do {
-            active = try ActiveConfiguration(configuration: configuration, generation: 1)
-        } catch {
-            report.verdict = .configurationUnusable
-            report.detail = "\(error)"
-            return report
-        }
-        guard let prepared = active.policy(for: name) else {
-            report.verdict = .denied
-            return report
-        }
-        report.knownPins = prepared.knownPins
+        guard let (name, active, prepared) = prepare(configuration, host: host, into: &report) else { return report }
         let loop: EventLoop
         let resolver: DNSResolver
         do {
@@ -136,13 +118,96 @@ public enum PolicyProbe {
         return report
     }
 
+    /// SPEC §1 `probe --chain FILE [--at TIME]`: the same lookup and the same
+    /// prepared policy as a live probe, and the handshake's own verification
+    /// (`OfflineHandshake`) over the chain in `chainFile` (PEM, leaf first) at
+    /// `time` (nil = now). No connection is made.
+    public static func run(configuration: Configuration, host: String, port: UInt16,
+                           chainFile: String, at time: Date?) -> ProbeReport {
+        var report = ProbeReport(host: host, port: port, verdict: .connectionFailed)
+        report.offlineTime = time ?? Date()
+        guard let (name, _, prepared) = prepare(configuration, host: host, into: &report) else { return report }
+        let chain: [X509Certificate]
+        do {
+            chain = try X509Certificate.load(contentsOf: chainFile)
+        } catch {
+            report.verdict = .chainUnreadable
+            report.detail = "\(error)"
+            return report
+        }
+        let verdict: TrustVerdict
+        do {
+            verdict = try OfflineHandshake.evaluate(chain, host: name, port: port, policy: prepared, at: report.offlineTime)
+        } catch {
+            report.verdict = .chainUnreadable
+            report.detail = "\(error)"
+            return report
+        }
+        report.servedChain = verdict.chain.served
+        report.verifiedChain = verdict.chain.verified
+        report.evaluated = prepared.policy.kind != .disable
+        report.reason = verdict.decision.reason
+        switch verdict.decision {
+        case .allow:
+            report.verdict = .accepted
+            report.detail = prepared.policy.kind == .disable
+                ? "policy disable: the chain was not evaluated"
+                : "every check of the \(prepared.policy.kind.rawValue) policy passed"
+        case .allowAndReport(_, let detail):
+            report.verdict = .acceptedReportOnly
+            report.detail = detail
+        case .block(_, let detail):
+            report.verdict = .rejected
+            report.detail = detail
+        }
+        if report.evaluated, prepared.policy.ocspStapling != .off {
+            report.notEvaluated = "the OCSP staple (ocsp_stapling \"\(prepared.policy.ocspStapling.rawValue)\"): only a live handshake carries one"
+        }
+        return report
+    }
+
+    /// The rule, policy and prepared policy for `host` (SPEC §2.2), recorded
+    /// in `report`; nil when there is nothing to evaluate (then `report` says why).
+    private static func prepare(_ configuration: Configuration, host: String,
+                                into report: inout ProbeReport) -> (HostName, ActiveConfiguration, PreparedPolicy)? {
+        guard let name = HostName(host) else {
+            report.detail = "\(host) is not a host name or IP literal"
+            return nil
+        }
+        switch configuration.policies.lookup(name) {
+        case let .rule(rule): report.rule = rule.key; report.policy = rule.policy
+        case let .defaultPolicy(policy): report.rule = ViolationEvent.defaultPolicyRule; report.policy = policy
+        case .deny:
+            report.rule = ViolationEvent.defaultPolicyRule
+            report.verdict = .denied
+            report.detail = "no hosts key matches \(name) and default_policy is \"deny\""
+            return nil
+        }
+        let active: ActiveConfiguration
+        do {
+            active = try ActiveConfiguration(configuration: configuration, generation: 1)
+        } catch {
+            report.verdict = .configurationUnusable
+            report.detail = "\(error)"
+            return nil
+        }
+        guard let prepared = active.policy(for: name) else {
+            report.verdict = .denied
+            return nil
+        }
+        report.knownPins = prepared.knownPins
+        return (name, active, prepared)
+    }
+
     /// Builds the configuration the way the daemon does at start: the trust
     /// store and every pin, certificate, anchor and client key file is read
     /// and parsed by OpenSSL, every `SSL_CTX` is made. `pinproxy check` calls
     /// it so an unreadable or garbage PEM is found before a start or reload.
     /// The error names each failing rule as a JSON path, and its file.
-    public static func loadPolicyFiles(of configuration: Configuration) throws {
-        _ = try ActiveConfiguration(configuration: configuration, generation: 1)
+    /// Returns the findings that are warnings, not errors (a stale CRL).
+    @discardableResult
+    public static func loadPolicyFiles(of configuration: Configuration, at now: Date = Date()) throws -> [String] {
+        try ActiveConfiguration(configuration: configuration, generation: 1).warnings(at: now)
     }
 
     private static func record(_ outcome: Result<UpstreamConnector.Success, UpstreamFailure>?,

@@ -121,8 +121,7 @@ final class UpstreamConnector: BufferEventDelegate {
 
     private func startHandshake(descriptor: Int32, address: SocketAddress) {
         peer = address
-        let handshake = UpstreamHandshake(host: target.host, port: target.port, policy: policy.policy,
-                                          material: policy.material) { [weak self] chain in
+        let handshake = policy.handshake(host: target.host, port: target.port) { [weak self] chain in
             self?.decide(chain) ?? false
         }
         let key = self.key
@@ -151,13 +150,13 @@ final class UpstreamConnector: BufferEventDelegate {
         handshakeTimer?.schedule(after: timeouts.handshake)
     }
 
-    /// Called by the verify callback, inside the handshake, before any
-    /// application byte can be written: the single place a decision is made.
+    /// Called by the verify callback (and again by the OCSP status callback),
+    /// inside the handshake, before any application byte can be written: the
+    /// single place a decision is made. The last call's verdict stands.
     private func decide(_ chain: PeerChain) -> Bool {
-        let (evaluation, decision) = PolicyEvaluation.evaluate(chain, policy: policy.policy,
-                                                               material: policy.pinMaterial, now: Date())
-        verdict = TrustVerdict(evaluation: evaluation, decision: decision, chain: chain)
-        return decision.permitsRelay
+        let verdict = policy.verdict(for: chain, now: Date())
+        self.verdict = verdict
+        return verdict.decision.permitsRelay
     }
 
     func bufferEventDidRead(_ event: BufferEvent) {}

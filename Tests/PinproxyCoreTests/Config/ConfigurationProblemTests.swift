@@ -46,6 +46,12 @@ struct ConfigurationProblemTests {
         Case(name: "missing file", text: #"{ "hosts": { "a.com": { "policy": "anchors", "anchors": ["@nope.pem"] } } }"#,
              problem: .init(path: #"$.hosts["a.com"].anchors[0]"#, line: 1, message: #"anchor file "@nope.pem" does not exist"#,
                             hint: "check the path; relative paths are resolved from the working directory")),
+        Case(name: "missing CRL file", text: #"{ "hosts": { "a.com": { "policy": "default", "crl_files": ["@nope.crl"] } } }"#,
+             problem: .init(path: #"$.hosts["a.com"].crl_files[0]"#, line: 1, message: #"CRL file "@nope.crl" does not exist"#,
+                            hint: "check the path; relative paths are resolved from the working directory")),
+        Case(name: "unknown ocsp_stapling mode", text: #"{ "hosts": { "a.com": { "policy": "default", "ocsp_stapling": "requre" } } }"#,
+             problem: .init(path: #"$.hosts["a.com"].ocsp_stapling"#, line: 1, message: #"unknown ocsp_stapling mode "requre""#,
+                            hint: #"use one of "check", "require", "off""#)),
         Case(name: "key not applicable to the policy", text: """
             { "hosts": { "a.com": { "policy": "default",
                  "pins": ["\(goodPin)"] } } }

@@ -41,6 +41,20 @@ enum FakePKI {
                   signingPath: signingPath, hostMatches: hostMatches)
     }
 
+    /// A few ICANN rules in the list's own format (the real list is read by the runtime tests).
+    static let publicSuffixes = try! PublicSuffixList(text: """
+        // ===BEGIN ICANN DOMAINS===
+        com
+        uk
+        co.uk
+        *.ck
+        !www.ck
+        // ===END ICANN DOMAINS===
+        // ===BEGIN PRIVATE DOMAINS===
+        s3.amazonaws.com
+        // ===END PRIVATE DOMAINS===
+        """)
+
     static func keyPins(_ certificates: CertificateFacts...) -> PinMaterial {
         PinMaterial(spkiDigests: certificates.map(\.spkiSHA256))
     }

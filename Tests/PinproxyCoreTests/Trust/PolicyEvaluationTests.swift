@@ -207,14 +207,16 @@ struct PolicyEvaluationTests {
     @Test("every policy case reaches its exact evaluation and decision", arguments: policyCases)
     func decides(_ row: PolicyCase) {
         let (evaluation, decision) = PolicyEvaluation.evaluate(row.chain, policy: row.policy,
-                                                                material: row.material, now: row.now)
+                                                                material: row.material,
+                                                                publicSuffixes: P.publicSuffixes, now: row.now)
         #expect(decision == row.expected)
         #expect(evaluation == row.expectedEvaluation)
     }
 
     @Test("a built evaluator switches from pinned to unpinned at the expiry instant")
     func evaluatorIsReusableAcrossExpiry() {
-        let evaluator = PolicyEvaluation.evaluator(for: pinKeys(expires: expiresToday), material: P.keyPins(P.appended))
+        let evaluator = PolicyEvaluation.evaluator(for: pinKeys(expires: expiresToday), material: P.keyPins(P.appended),
+                                                   publicSuffixes: P.publicSuffixes)
         #expect(evaluator.evaluate(P.validChain(), now: endOfToday - 0.001)
                 == .failed(reason: .pinMismatch, detail: keyMismatch))
         #expect(evaluator.evaluate(P.validChain(), now: endOfToday) == .trusted)

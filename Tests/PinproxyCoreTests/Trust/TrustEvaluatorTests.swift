@@ -10,7 +10,7 @@ struct TrustEvaluatorTests {
           arguments: [(ViolationReason.pinMismatch, "pin_mismatch"), (.chainUntrusted, "chain_untrusted"),
                       (.certificateExpired, "certificate_expired"),
                       (.certificateNotYetValid, "certificate_not_yet_valid"),
-                      (.hostnameMismatch, "hostname_mismatch")])
+                      (.hostnameMismatch, "hostname_mismatch"), (.certificateRevoked, "certificate_revoked")])
     func reasonCodes(_ reason: ViolationReason, _ code: String) {
         #expect(reason.rawValue == code)
         #expect(ViolationReason(rawValue: code) == reason)

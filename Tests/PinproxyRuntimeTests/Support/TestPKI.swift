@@ -52,12 +52,26 @@ enum TestPKI {
     /// A certificate for a fresh key, signed by `issuer` (which need not be a CA: that is a test case).
     static func issue(name: String, kind: TestKey.Kind = .ecP256, isCA: Bool, names: [String] = [],
                       validity: Validity = Validity(notBefore: -30 * 86_400, notAfter: 365 * 86_400),
-                      by issuer: TestIdentity) throws -> TestIdentity {
-        try make(name: name, key: TestKey(kind), isCA: isCA, names: names, validity: validity, issuer: issuer)
+                      extensions extra: [(Int32, String)] = [], by issuer: TestIdentity) throws -> TestIdentity {
+        try make(name: name, key: TestKey(kind), isCA: isCA, names: names, validity: validity, issuer: issuer,
+                 extra: extra)
+    }
+
+    /// As `issue`, with a key the caller made (keys of some types are slow to make).
+    static func issue(name: String, key: TestKey, isCA: Bool, names: [String] = [],
+                      validity: Validity = Validity(notBefore: -30 * 86_400, notAfter: 365 * 86_400),
+                      extensions extra: [(Int32, String)] = [], by issuer: TestIdentity) throws -> TestIdentity {
+        try make(name: name, key: key, isCA: isCA, names: names, validity: validity, issuer: issuer, extra: extra)
+    }
+
+    /// A self-signed CA with a key the caller made; `extensions` replace or add to the defaults.
+    static func selfSigned(name: String, key: TestKey, extensions extra: [(Int32, String)] = []) throws -> TestIdentity {
+        try make(name: name, key: key, isCA: true, names: [],
+                 validity: Validity(notBefore: -30 * 86_400, notAfter: 3650 * 86_400), issuer: nil, extra: extra)
     }
 
     private static func make(name: String, key: TestKey, isCA: Bool, names: [String], validity: Validity,
-                             issuer: TestIdentity?) throws -> TestIdentity {
+                             issuer: TestIdentity?, extra: [(Int32, String)] = []) throws -> TestIdentity {
         guard let x509 = X509_new() else { throw OpenSSLError.drain("X509_new") }
         let certificate = X509Certificate(takingOwnership: x509)
         X509_set_version(x509, 2)
@@ -77,6 +91,8 @@ enum TestPKI {
         ]
         if !isCA { extensions.append((NID_ext_key_usage, "serverAuth,clientAuth")) }
         if !names.isEmpty { extensions.append((NID_subject_alt_name, names.joined(separator: ","))) }
+        // An extra extension replaces the default one of the same kind; an empty value removes it.
+        extensions = extensions.filter { nid, _ in !extra.contains { $0.0 == nid } } + extra.filter { !$0.1.isEmpty }
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuer?.certificate.pointer ?? x509, x509, nil, nil, 0)
         for (nid, value) in extensions {

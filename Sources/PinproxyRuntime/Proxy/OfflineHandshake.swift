@@ -1,0 +1,38 @@
+import Foundation
+import PinproxyCore
+
+/// The trust decision of a handshake without the connection (`pinproxy probe
+/// --chain`, and the x509-limbo test): the handshake's own verify-callback
+/// body (`UpstreamHandshake.didReceiveCertificates`) run over a store context
+/// that is set up as libssl sets up the handshake's (`X509StoreContext`, with
+/// the policy's `SSL_CTX`), and the policy's own evaluator deciding at `time`.
+///
+/// What only a connection has is absent: no OCSP staple can be read (the
+/// chain is evaluated with `.unavailableOffline`, which `RevocationEvaluator`
+/// does not hold against it) and no TLS protocol checks run.
+enum OfflineHandshake {
+    /// Evaluates `served` (leaf first) for `host` under `policy` at `time`
+    /// (nil = now). `maxDepth` is OpenSSL's verify depth, for test suites that
+    /// set one; the daemon never does. Throws only when OpenSSL cannot set up
+    /// the context.
+    static func evaluate(_ served: [X509Certificate], host: HostName, port: UInt16, policy: PreparedPolicy,
+                         at time: Date?, maxDepth: Int? = nil) throws -> TrustVerdict {
+        guard let leaf = served.first else { throw RuntimeError.message("the chain holds no certificate") }
+        let now = time ?? Date()
+        var verdict: TrustVerdict?
+        let handshake = policy.handshake(host: host, port: port) { chain in
+            let decided = policy.verdict(for: chain, now: now)
+            verdict = decided
+            return decided.decision.permitsRelay
+        }
+        if policy.policy.ocspStapling != .off { handshake.stapleBeforeStatus = .unavailableOffline }
+        let context = try X509StoreContext(store: policy.context.trustStore, leaf: leaf, untrusted: served,
+                                           at: now, like: policy.context, maxDepth: maxDepth)
+        _ = handshake.didReceiveCertificates(in: context.pointer)
+        if let verdict { return verdict }
+        // `disable` accepts without evaluating, as in the handshake.
+        let chain = PeerChain(served: served.map(\.facts), verified: nil, chainFailure: nil, signingPath: [],
+                              hostMatches: false)
+        return TrustVerdict(evaluation: .trusted, decision: .allow, chain: chain)
+    }
+}

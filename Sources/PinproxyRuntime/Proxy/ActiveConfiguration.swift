@@ -30,10 +30,10 @@ final class ActiveConfiguration: @unchecked Sendable {
         } catch {
             throw RuntimeError.message("$.trust_store: \(error)")
         }
-        // SPEC §2.3: a wildcard never covers a public suffix; the list is read once per configuration.
+        // SPEC §2.3: a wildcard never covers a public suffix; the list is parsed again only when the file changed.
         let publicSuffixes: PublicSuffixList
         do {
-            publicSuffixes = try PublicSuffixList(contentsOf: PublicSuffixList.debianPath)
+            publicSuffixes = try PublicSuffixCache.list()
         } catch {
             throw RuntimeError.message("\(error)")
         }

@@ -37,7 +37,7 @@ extension ClientSession {
             connection.delegate = nil
             connection.close()
             loopWorker.logger.log(.info, "http", "\(clientAddress): request body rejected: \(error.reason)")
-            respond(with: ProxyErrorResponse.forParseError(error))
+            respond(with: CloseReason(.invalidRequest(error), in: .requestHead).answer!)
             return
         }
         exchange.upstream = connection
@@ -77,7 +77,7 @@ extension ClientSession {
             finishIfDone(exchange)
         case let .invalid(error):
             loopWorker.logger.log(.info, "http", "\(clientAddress): request body rejected: \(error.reason)")
-            respond(with: ProxyErrorResponse.forParseError(error))
+            respond(with: CloseReason(.invalidRequest(error), in: .requestHead).answer!)
         case .needMore:
             if clientHasClosedReading { close(); return }
             if upstream.bufferEvent.outputLength >= ClientSession.highWatermark {
@@ -200,21 +200,17 @@ extension ClientSession {
         let tlsError = OpenSSLErrorText.describe(upstream.bufferEvent.openSSLError)
         if events.contains(.error), !tlsError.isEmpty {
             loopWorker.logger.log(.warning, "tls", "\(upstream.peer): \(tlsError)")
-            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "tls_protocol_error",
-                                             message: "The TLS connection to the upstream failed."))
+            respond(with: CloseReason(.tlsFailed(exchange.routed.upstream, detail: tlsError), in: .response).answer!)
         } else if events.contains(.timeout) {
-            respond(with: ProxyErrorResponse(status: 504, proxyStatusError: "http_response_timeout",
-                                             message: "The upstream did not answer in time."))
+            respond(with: CloseReason(.upstreamTimedOut(exchange.routed.upstream), in: .response).answer!)
         } else {
-            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "connection_terminated",
-                                             message: "The upstream closed the connection before answering."))
+            respond(with: CloseReason(.upstreamClosed(exchange.routed.upstream), in: .response).answer!)
         }
     }
 
     private func upstreamProtocolError(_ exchange: Exchange, reason: String) {
         loopWorker.logger.log(.warning, "proxy", "\(exchange.routed.upstream): invalid response: \(reason)")
-        respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "http_protocol_error", details: reason,
-                                         message: "The upstream sent an invalid or ambiguous response."))
+        respond(with: CloseReason(.invalidResponse(exchange.routed.upstream, reason: reason), in: .response).answer!)
     }
 
     private func upstreamDidFail(_ failure: UpstreamFailure, exchange: Exchange) {
@@ -222,20 +218,16 @@ extension ClientSession {
         switch failure {
         case let .dns(detail):
             loopWorker.logger.log(.info, "dns", detail)
-            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "dns_error",
-                                             message: "The upstream host name \(upstream.host) could not be resolved."))
+            respond(with: CloseReason(.dnsFailed(upstream, detail: detail), in: .connect).answer!)
         case let .refused(detail):
             loopWorker.logger.log(.info, "connect", detail)
-            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "connection_refused",
-                                             message: "The upstream \(upstream) refused the connection."))
+            respond(with: CloseReason(.connectionRefused(upstream, detail: detail), in: .connect).answer!)
         case let .timedOut(detail):
             loopWorker.logger.log(.info, "connect", detail)
-            respond(with: ProxyErrorResponse(status: 504, proxyStatusError: "connection_timeout",
-                                             message: "Connecting to the upstream \(upstream) timed out."))
+            respond(with: CloseReason(.connectTimedOut(upstream, detail: detail), in: .connect).answer!)
         case let .tls(detail):
             loopWorker.logger.log(.warning, "tls", "\(upstream): \(detail)")
-            respond(with: ProxyErrorResponse(status: 502, proxyStatusError: "tls_protocol_error",
-                                             message: "The TLS handshake with the upstream \(upstream) failed."))
+            respond(with: CloseReason(.tlsFailed(upstream, detail: detail), in: .connect).answer!)
         case let .blocked(verdict, peer):
             let event = violationEvent(for: exchange, verdict: verdict, peer: peer)
             let reason = verdict.decision.reason?.rawValue ?? "policy"
@@ -243,9 +235,7 @@ extension ClientSession {
             loopWorker.sendReport(event, verdict: verdict, policy: exchange.policy.policy)
             // The 502 leaves only once the event is durable on disk (SPEC §4).
             loopWorker.record(event) { [weak self] in
-                self?.respond(with: ProxyErrorResponse(
-                    status: 502, proxyStatusError: "tls_certificate_error", details: reason,
-                    message: "pinproxy blocked \(upstream): its certificate failed the trust policy (\(reason))."))
+                self?.respond(with: CloseReason(.trustBlocked(upstream, verdict.decision.reason ?? .chainUntrusted), in: .connect).answer!)
             }
         }
     }

@@ -102,8 +102,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         if client.inputLength == 0 {
             close()
         } else {
-            respond(with: ProxyErrorResponse(status: 408, proxyStatusError: nil,
-                                             message: "The request header did not arrive in time."))
+            respond(with: CloseReason(.requestHeadTimedOut, in: .requestHead).answer!)
         }
     }
 
@@ -130,7 +129,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
             setReadTimeout(Self.timeLeft(until: deadline))
         case let .invalid(error):
             worker.logger.log(.info, "http", "\(clientAddress): request rejected (\(error.status)): \(error.reason)")
-            respond(with: ProxyErrorResponse.forParseError(error))
+            respond(with: CloseReason(.invalidRequest(error), in: .requestHead).answer!)
         case let .complete(head, consumed):
             ByteBuffer.drain(client.input, count: consumed)
             headDeadline = nil
@@ -150,19 +149,17 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         let routed: RoutedRequest
         switch routing {
         case let .failure(error):
-            respond(with: ProxyErrorResponse.forParseError(error))
+            respond(with: CloseReason(.invalidRequest(error), in: .requestHead).answer!)
             return
         case let .success(value):
             routed = value
         }
         if worker.isOwnListener(routed.upstream) {
-            respond(with: ProxyErrorResponse(status: 508, proxyStatusError: "proxy_loop_detected",
-                                             message: "The request is addressed to pinproxy itself."))
+            respond(with: CloseReason(.proxyLoop, in: .requestHead).answer!)
             return
         }
         guard let policy = active.policy(for: routed.upstream.host) else {
-            respond(with: ProxyErrorResponse(status: 403, proxyStatusError: "http_request_denied",
-                                             message: "\(routed.upstream.host) is not an allowed upstream (default_policy is deny)."))
+            respond(with: CloseReason(.requestDenied(routed.upstream.host), in: .requestHead).answer!)
             return
         }
         let exchange = Exchange(request: head, routed: routed, policy: policy, configuration: active,
@@ -170,7 +167,7 @@ final class ClientSession: BufferEventDelegate, UpstreamConnectionDelegate {
         if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
             // Refused before any upstream is connected (attach checks again for what arrives meanwhile).
             worker.logger.log(.info, "http", "\(clientAddress): request body rejected: \(error.reason)")
-            respond(with: ProxyErrorResponse.forParseError(error))
+            respond(with: CloseReason(.invalidRequest(error), in: .requestHead).answer!)
             return
         }
         self.exchange = exchange

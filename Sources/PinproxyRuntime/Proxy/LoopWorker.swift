@@ -90,8 +90,7 @@ final class LoopWorker {
         let open = shared.openConnections.add(1, ordering: .relaxed).newValue
         if open > limit || isDraining {
             shared.openConnections.subtract(1, ordering: .relaxed)
-            let answer = ProxyErrorResponse(status: 503, proxyStatusError: isDraining ? nil : "connection_limit_reached",
-                                            message: isDraining ? "pinproxy is shutting down." : "Too many connections.").serialise()
+            let answer = CloseReason(isDraining ? .shuttingDown : .connectionLimit, in: .idle).answer!.serialise()
             // Best effort on a fresh socket: the answer fits in its send buffer.
             _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             close(fd)

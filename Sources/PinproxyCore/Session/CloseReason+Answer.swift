@@ -1,0 +1,115 @@
+/// The one table from why a connection ends to what the client is told and
+/// how the end is logged (SPEC §3's status table, RFC 9209 `Proxy-Status`).
+extension CloseReason {
+    /// How loudly an end is logged: routine ends are debug, a client's mistake
+    /// or an unreachable upstream info, a policy block or a broken upstream a
+    /// warning (an operator should look).
+    public enum Severity: Sendable, Hashable {
+        case debug, info, warning
+    }
+
+    /// The answer to send when no byte of a response has gone to the client
+    /// yet; nil when the connection just closes (a routine end, a client that
+    /// is gone or sent nothing, a response already under way).
+    public var answer: ProxyErrorResponse? {
+        switch cause {
+        case .completed, .clientClosed, .clientTimedOut, .upstreamEndedMidResponse:
+            return nil
+        case .requestHeadTimedOut:
+            return ProxyErrorResponse(status: 408, proxyStatusError: nil, message: "The request header did not arrive in time.")
+        case let .invalidRequest(error):
+            return Self.refusal(error)
+        case let .requestDenied(host):
+            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
+                                      message: "\(host) is not an allowed upstream (default_policy is deny).")
+        case .proxyLoop:
+            return ProxyErrorResponse(status: 508, proxyStatusError: .proxyLoopDetected,
+                                      message: "The request is addressed to pinproxy itself.")
+        case .connectionLimit:
+            return ProxyErrorResponse(status: 503, proxyStatusError: .connectionLimitReached, message: "Too many connections.")
+        case .shuttingDown:
+            return ProxyErrorResponse(status: 503, proxyStatusError: nil, message: "pinproxy is shutting down.")
+        case let .dnsFailed(upstream, _):
+            return ProxyErrorResponse(status: 502, proxyStatusError: .dnsError,
+                                      message: "The upstream host name \(upstream.host) could not be resolved.")
+        case let .connectionRefused(upstream, _):
+            return ProxyErrorResponse(status: 502, proxyStatusError: .connectionRefused,
+                                      message: "The upstream \(upstream) refused the connection.")
+        case let .connectTimedOut(upstream, _):
+            return ProxyErrorResponse(status: 504, proxyStatusError: .connectionTimeout,
+                                      message: "Connecting to the upstream \(upstream) timed out.")
+        case let .tlsFailed(upstream, _):
+            return ProxyErrorResponse(status: 502, proxyStatusError: .tlsProtocolError,
+                                      message: "The TLS connection to the upstream \(upstream) failed.")
+        case let .trustBlocked(upstream, reason):
+            return ProxyErrorResponse(status: 502, proxyStatusError: .tlsCertificateError, details: reason.rawValue,
+                                      message: "pinproxy blocked \(upstream): its certificate failed the trust policy (\(reason.rawValue)).")
+        case .upstreamClosed:
+            return ProxyErrorResponse(status: 502, proxyStatusError: .connectionTerminated,
+                                      message: "The upstream closed the connection before answering.")
+        case .upstreamTimedOut:
+            return ProxyErrorResponse(status: 504, proxyStatusError: .httpResponseTimeout,
+                                      message: "The upstream did not answer in time.")
+        case let .invalidResponse(_, reason):
+            return ProxyErrorResponse(status: 502, proxyStatusError: .httpProtocolError, details: reason,
+                                      message: "The upstream sent an invalid or ambiguous response.")
+        }
+    }
+
+    /// A refused request (RFC 9112), by status: the sentence says what pinproxy does instead.
+    private static func refusal(_ error: HTTPError) -> ProxyErrorResponse {
+        let message = switch error.status {
+        case 405: "pinproxy does not tunnel: send plain http:// URLs through the proxy; it opens TLS upstream itself."
+        case 414: "The request target is longer than pinproxy accepts."
+        case 431: "The request header section is larger than pinproxy accepts."
+        case 501: "pinproxy only accepts the chunked transfer coding: \(error.reason)."
+        default: "pinproxy refused a malformed or ambiguous request: \(error.reason)."
+        }
+        return ProxyErrorResponse(status: error.status, proxyStatusError: nil, message: message)
+    }
+
+    public var severity: Severity {
+        switch cause {
+        case .completed, .clientClosed, .clientTimedOut, .shuttingDown: .debug
+        case .requestHeadTimedOut, .invalidRequest, .requestDenied, .proxyLoop, .dnsFailed, .connectionRefused,
+             .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .upstreamEndedMidResponse: .info
+        case .connectionLimit, .tlsFailed, .trustBlocked, .invalidResponse: .warning
+        }
+    }
+
+    /// The log line's subsystem (`subsystem: message`).
+    public var subsystem: String {
+        switch cause {
+        case .completed, .clientClosed, .clientTimedOut, .requestHeadTimedOut, .invalidRequest, .requestDenied,
+             .proxyLoop, .connectionLimit, .shuttingDown: "http"
+        case .dnsFailed: "dns"
+        case .connectionRefused, .connectTimedOut: "connect"
+        case .tlsFailed: "tls"
+        case .trustBlocked: "trust"
+        case .upstreamClosed, .upstreamTimedOut, .invalidResponse, .upstreamEndedMidResponse: "proxy"
+        }
+    }
+
+    /// What happened, for the log: never a query string, header or body.
+    public var logMessage: String {
+        switch cause {
+        case .completed: "connection ended"
+        case .clientClosed: "client closed with an exchange unfinished"
+        case .clientTimedOut: "client idle past its timeout"
+        case .requestHeadTimedOut: "request header not complete in time (408)"
+        case let .invalidRequest(error): "request rejected (\(error.status)): \(error.reason)"
+        case let .requestDenied(host): "\(host) denied by default_policy (403)"
+        case .proxyLoop: "request addressed to pinproxy itself (508)"
+        case .connectionLimit: "limits.max_connections reached (503)"
+        case .shuttingDown: "shutting down (503)"
+        case let .dnsFailed(upstream, detail): "\(upstream.host): \(detail)"
+        case let .connectionRefused(upstream, detail), let .connectTimedOut(upstream, detail),
+             let .tlsFailed(upstream, detail): "\(upstream): \(detail)"
+        case let .trustBlocked(upstream, reason): "\(upstream) blocked: \(reason.rawValue)"
+        case let .upstreamClosed(upstream): "\(upstream) closed before answering"
+        case let .upstreamTimedOut(upstream): "\(upstream) did not answer in time"
+        case let .invalidResponse(upstream, reason): "\(upstream): invalid response: \(reason)"
+        case let .upstreamEndedMidResponse(upstream): "\(upstream) ended mid-response"
+        }
+    }
+}

@@ -1,0 +1,75 @@
+/// Why a client connection ended, and when: the one value every end of a
+/// session goes through (relayd's `relay_close(con, msg)`; HAProxy's
+/// termination state, an `SF_ERR_*` cause × an `SF_FINST_*` phase).
+///
+/// `CloseReason+Answer` is the one table from a reason to what the client is
+/// told (status, `Proxy-Status` error and details, a sentence) and how loudly
+/// it is logged; nothing else spells a `Proxy-Status` token.
+public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
+    /// What ended the connection.
+    public enum Cause: Sendable, Hashable {
+        /// The connection ended as HTTP says it may: the client closed between
+        /// requests, a message asked to close, or pinproxy is draining.
+        case completed
+        /// The client went away (close or reset) with an exchange unfinished.
+        case clientClosed
+        /// The client sent nothing for `timeouts.idle`, or never began a head
+        /// (`timeouts.request_header` from accept), or stopped reading.
+        case clientTimedOut
+        /// A head was begun but not finished within `timeouts.request_header` (408).
+        case requestHeadTimedOut
+        /// The request is invalid or ambiguous, or asks for what pinproxy does
+        /// not do (RFC 9112: 400, 405, 414, 431, 501).
+        case invalidRequest(HTTPError)
+        /// `default_policy: "deny"` covers the host (403).
+        case requestDenied(HostName)
+        /// The request is addressed to one of pinproxy's own listeners (508).
+        case proxyLoop
+        /// `limits.max_connections` was reached when the client connected (503).
+        case connectionLimit
+        /// pinproxy is shutting down and accepts no new work (503).
+        case shuttingDown
+        /// The upstream's name did not resolve.
+        case dnsFailed(Endpoint, detail: String)
+        /// Every address of the upstream refused the connection.
+        case connectionRefused(Endpoint, detail: String)
+        /// Connecting or the TLS handshake took longer than its timeout.
+        case connectTimedOut(Endpoint, detail: String)
+        /// The TLS handshake or connection failed for a reason other than the policy.
+        case tlsFailed(Endpoint, detail: String)
+        /// The trust policy blocked the upstream inside the handshake.
+        case trustBlocked(Endpoint, ViolationReason)
+        /// The upstream closed before its response began.
+        case upstreamClosed(Endpoint)
+        /// The upstream sent nothing for `timeouts.idle` after the request.
+        case upstreamTimedOut(Endpoint)
+        /// The upstream's response is invalid or ambiguous (RFC 9112).
+        case invalidResponse(Endpoint, reason: String)
+        /// The upstream ended in the middle of a response already under way.
+        case upstreamEndedMidResponse(Endpoint)
+    }
+
+    /// Where in the life of the connection it ended.
+    public enum Phase: String, Sendable, Hashable {
+        /// Between requests, or before the first byte.
+        case idle
+        /// Receiving a request head.
+        case requestHead
+        /// Resolving, connecting and handshaking upstream (with the trust verdict).
+        case connect
+        /// The request is upstream (its body may still be flowing); no response head yet.
+        case response
+        /// Relaying a response body.
+        case responseBody
+    }
+
+    public var cause: Cause
+    public var phase: Phase
+
+    public init(_ cause: Cause, in phase: Phase) {
+        self.cause = cause
+        self.phase = phase
+    }
+
+    public var description: String { "\(phase.rawValue): \(logMessage)" }
+}

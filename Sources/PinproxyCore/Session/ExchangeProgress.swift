@@ -1,0 +1,50 @@
+/// One request and its response inside a `SessionMachine`, from the parsed
+/// request head to the last body byte.
+public struct ExchangeProgress: Sendable, Hashable {
+    /// Where the exchange's upstream connection stands.
+    public enum Upstream: Sendable, Hashable {
+        /// Being taken from the pool or made (DNS, TCP, TLS and the verdict).
+        case acquiring
+        /// The policy blocked the server; the answer waits for the durable violation event.
+        case blocked(ViolationReason)
+        /// Verified and in use; `pooled` when it came from the pool.
+        case attached(pooled: Bool)
+    }
+
+    public let request: HTTPRequestHead
+    public let routed: RoutedRequest
+    /// The matched `hosts` key, or `default_policy`.
+    public let rule: String
+    public internal(set) var upstream = Upstream.acquiring
+    /// Whether the client connection may serve another request afterwards
+    /// (RFC 9112 §9.3); narrowed by the response.
+    public internal(set) var clientKeepAlive: Bool
+    public internal(set) var requestComplete: Bool
+    /// Any response byte (interim or final) has been written to the client.
+    public internal(set) var responseStarted = false
+    /// The final response head has been written; its body is being relayed.
+    public internal(set) var responseHeadSent = false
+    public internal(set) var responseComplete = false
+    /// The upstream may keep the connection for another exchange (its final
+    /// head allows it and the body is not delimited by close).
+    public internal(set) var upstreamKeepsAlive = false
+    /// The response body ends when the upstream closes (RFC 9112 §6.3 rule 8).
+    public internal(set) var responseDelimitedByClose = false
+
+    init(request: HTTPRequestHead, routed: RoutedRequest, rule: String, clientKeepAlive: Bool) {
+        self.request = request
+        self.routed = routed
+        self.rule = rule
+        self.clientKeepAlive = clientKeepAlive
+        requestComplete = request.bodyFraming == .none || request.bodyFraming == .contentLength(0)
+    }
+
+    /// RFC 9110 §9.2.2 idempotent methods, without a body, that nothing came
+    /// back for: safe to send again on a fresh connection when a pooled one
+    /// turns out to be closed (RFC 9112 §9.3.1). A fresh connection is never
+    /// retried (`upstreamEnded` asks only of pooled ones).
+    public var isRetriable: Bool {
+        !responseStarted && request.bodyFraming == .none &&
+            ["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"].contains(request.method)
+    }
+}

@@ -1,0 +1,43 @@
+/// What the executor of a `SessionMachine` must do, in order. The machine
+/// decides; the executor only moves bytes, arms timers and talks to the pool.
+public enum SessionAction: Sendable, Hashable {
+    /// Remove the `count` bytes of a parsed request head from the client input.
+    case consumeRequestHead(count: Int)
+    /// Wait for (more of) a request head: with `idle`, up to `timeouts.idle`
+    /// (nothing of a head yet); else until the request-header deadline, which
+    /// starts with the first byte of a head (at accept for the first request).
+    case awaitRequestHead(idle: Bool)
+    /// Parse the buffered client bytes again (a request may be waiting behind the last).
+    case readRequestHead
+    /// Take a verified connection for `upstream` under `rule` from the pool,
+    /// or make one; report `upstreamReady` or `upstreamFailed`.
+    case acquireUpstream(Endpoint, rule: String)
+    /// Make a fresh connection (the pooled one was found closed); report as for `acquireUpstream`.
+    case reconnectUpstream
+    /// Build and record the violation event of this exchange's verdict (and
+    /// post its report); when `blocking`, report `violationRecorded` once it is durable.
+    case recordViolation(blocking: Bool)
+    /// Write these bytes (the request head) to the upstream now.
+    case sendRequestHead([UInt8])
+    /// Write these bytes (an interim response) to the client now.
+    case sendInterimResponse([UInt8])
+    /// Remove the `count` bytes of a parsed response head from the upstream input.
+    case consumeResponseHead(count: Int)
+    /// Write the final response head to the client and relay its body by
+    /// `framing`; `dropsChunkFraming` passes chunk data without chunk lines
+    /// (a 1.0 client gets the body delimited by close).
+    case sendResponseHead([UInt8], framing: BodyFraming, dropsChunkFraming: Bool)
+    /// Start (or continue) moving the request body upstream; report `requestBody`.
+    case relayRequestBody
+    /// Parse (or continue relaying) what the upstream sent; report
+    /// `responseHead` until a final head, then `responseBody`.
+    case relayResponse
+    /// The exchange no longer needs its upstream connection: park it in the
+    /// pool (`reuse`) or close it.
+    case releaseUpstream(reuse: Bool)
+    /// Stop reading from the client and write `reason`'s answer (if any),
+    /// then close once the output is written.
+    case answerAndClose(CloseReason)
+    /// Close now (whatever is queued is dropped).
+    case close(CloseReason)
+}

@@ -1,0 +1,218 @@
+/// One client connection as a value: events in (`SessionEvent`), actions out
+/// (`SessionAction`), no I/O. Every HTTP decision a proxy connection makes is
+/// here, testable without sockets: routing and refusals, one exchange at a
+/// time with pipelined requests waiting in order (RFC 9112 §9.3), keep-alive
+/// and close (§9.3, §9.6), interim responses (RFC 9110 §15.2), the retry of
+/// an idempotent request on a pooled connection found closed (§9.3.1), which
+/// upstream connections may be pooled again, and which failure gets which
+/// answer (`CloseReason`). `ClientSession` executes it, as `BodyRelay`
+/// executes `ChunkedFramer`.
+///
+/// Invariants: exactly one `close` or `answerAndClose` is ever emitted; after
+/// it every event yields nothing. Nothing is sent upstream for a request the
+/// machine refuses, and an upstream connection is released (pooled or closed)
+/// exactly once per exchange that acquired one.
+public struct SessionMachine: Sendable {
+    public enum State: Sendable, Hashable {
+        /// Waiting for a request head (between requests, or before the first).
+        case awaitingHead
+        /// One request and its response are under way.
+        case exchanging(ExchangeProgress)
+        /// Ended: the close (or answer and close) was emitted.
+        case closed
+    }
+
+    public internal(set) var state = State.awaitingHead
+    /// The listener's mode: forward (absolute-form or Host) or a fixed upstream.
+    public let mode: ListenerConfiguration.Mode
+    /// The version of the last request head, for the status lines of answers and responses.
+    public private(set) var clientVersion = HTTPVersion.http11
+    /// The client half-closed: requests already buffered are still answered.
+    public internal(set) var clientReadClosed = false
+
+    public init(mode: ListenerConfiguration.Mode) {
+        self.mode = mode
+    }
+
+    /// The current exchange, if any.
+    public var exchange: ExchangeProgress? {
+        if case let .exchanging(progress) = state { return progress }
+        return nil
+    }
+
+    /// Feeds one event; appends what to do to `actions` (reused by the caller,
+    /// so the hot path allocates no array per event).
+    public mutating func handle(_ event: SessionEvent, into actions: inout [SessionAction]) {
+        guard state != .closed else { return }
+        switch event {
+        case let .requestHead(result, buffered, rules, draining):
+            requestHead(result, buffered: buffered, rules: rules, draining: draining, into: &actions)
+        case let .upstreamReady(pooled, reported):
+            upstreamReady(pooled: pooled, reported: reported, into: &actions)
+        case let .upstreamFailed(failure):
+            upstreamFailed(failure, into: &actions)
+        case .violationRecorded:
+            guard case let .exchanging(progress) = state, case let .blocked(reason) = progress.upstream else { return }
+            end(CloseReason(.trustBlocked(progress.routed.upstream, reason), in: .connect), into: &actions)
+        case let .requestBody(progress):
+            requestBody(progress, into: &actions)
+        case let .responseHead(result):
+            responseHead(result, into: &actions)
+        case let .responseBody(progress):
+            responseBody(progress, into: &actions)
+        case let .clientEnded(buffered):
+            clientEnded(buffered: buffered, into: &actions)
+        case let .clientTimedOut(buffered):
+            if case .exchanging = state {
+                abort(CloseReason(.clientTimedOut, in: phase), into: &actions)
+            } else if buffered == 0 {
+                // A connection that never began a head is closed without an answer (SPEC §3).
+                abort(CloseReason(.clientTimedOut, in: .idle), into: &actions)
+            } else {
+                end(CloseReason(.requestHeadTimedOut, in: .requestHead), into: &actions)
+            }
+        case .clientFailed:
+            abort(CloseReason(exchange == nil ? .completed : .clientClosed, in: phase), into: &actions)
+        case let .upstreamEnded(ending):
+            upstreamEnded(ending, into: &actions)
+        case let .drain(buffered):
+            if state == .awaitingHead && buffered == 0 { end(CloseReason(.completed, in: .idle), into: &actions) }
+        }
+    }
+
+    /// Where the connection is, for a `CloseReason`.
+    public var phase: CloseReason.Phase {
+        switch state {
+        case .awaitingHead, .closed: .idle
+        case let .exchanging(progress):
+            switch progress.upstream {
+            case .acquiring, .blocked: .connect
+            case .attached: progress.responseHeadSent ? .responseBody : .response
+            }
+        }
+    }
+
+    // MARK: request heads
+
+    private mutating func requestHead(_ result: HeadParseResult<HTTPRequestHead>, buffered: Int, rules: RequestRules,
+                                      draining: Bool, into actions: inout [SessionAction]) {
+        guard state == .awaitingHead else { return }
+        switch result {
+        case .incomplete where draining && buffered == 0:
+            end(CloseReason(.completed, in: .idle), into: &actions)
+        case .incomplete where clientReadClosed:
+            // RFC 9112 §9.6: the client will send nothing more; a partial head is abandoned.
+            if buffered == 0 {
+                end(CloseReason(.completed, in: .idle), into: &actions)
+            } else {
+                abort(CloseReason(.clientClosed, in: .requestHead), into: &actions)
+            }
+        case .incomplete:
+            actions.append(.awaitRequestHead(idle: buffered == 0))
+        case let .invalid(error):
+            end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
+        case let .complete(head, consumed):
+            actions.append(.consumeRequestHead(count: consumed))
+            clientVersion = head.version
+            begin(head, rules: rules, draining: draining, into: &actions)
+        }
+    }
+
+    /// Routes a complete head (SPEC §3) and starts its exchange, or refuses it.
+    private mutating func begin(_ head: HTTPRequestHead, rules: RequestRules, draining: Bool,
+                                into actions: inout [SessionAction]) {
+        let routing: Result<RoutedRequest, HTTPError>
+        switch mode {
+        case .forward: routing = RequestRouter.routeForward(head)
+        case let .gateway(upstream): routing = RequestRouter.routeGateway(head, upstream: upstream)
+        }
+        let routed: RoutedRequest
+        switch routing {
+        case let .failure(error):
+            return end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
+        case let .success(value):
+            routed = value
+        }
+        if rules.isOwnListener(routed.upstream) {
+            return end(CloseReason(.proxyLoop, in: .requestHead), into: &actions)
+        }
+        let rule: String
+        switch rules.policies.lookup(routed.upstream.host) {
+        case let .rule(matched): rule = matched.key
+        case .defaultPolicy: rule = ViolationEvent.defaultPolicyRule
+        case .deny:
+            return end(CloseReason(.requestDenied(routed.upstream.host), in: .requestHead), into: &actions)
+        }
+        let progress = ExchangeProgress(request: head, routed: routed, rule: rule,
+                                        clientKeepAlive: head.wantsKeepAlive && !draining)
+        state = .exchanging(progress)
+        actions.append(.acquireUpstream(routed.upstream, rule: rule))
+    }
+
+    // MARK: the upstream
+
+    private mutating func upstreamReady(pooled: Bool, reported: Bool, into actions: inout [SessionAction]) {
+        guard case var .exchanging(progress) = state, progress.upstream == .acquiring else { return }
+        progress.upstream = .attached(pooled: pooled)
+        state = .exchanging(progress)
+        if reported { actions.append(.recordViolation(blocking: false)) }
+        actions.append(.sendRequestHead(UpstreamRequestWriter.serialise(progress.request, routed: progress.routed)))
+        if progress.request.continueIsForProxy && clientVersion == .http11 && !progress.requestComplete {
+            // The expectation was addressed to pinproxy and not forwarded: the
+            // request is on its way, so pinproxy answers it (RFC 9110 §10.1.1).
+            actions.append(.sendInterimResponse(Self.continueResponse))
+        }
+        if !progress.requestComplete { actions.append(.relayRequestBody) }
+        actions.append(.relayResponse)
+    }
+
+    /// pinproxy's own interim answer to an expectation addressed to it.
+    static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    private mutating func upstreamFailed(_ failure: UpstreamFailureKind, into actions: inout [SessionAction]) {
+        guard case var .exchanging(progress) = state, progress.upstream == .acquiring else { return }
+        let upstream = progress.routed.upstream
+        let cause: CloseReason.Cause
+        switch failure {
+        case let .dns(detail): cause = .dnsFailed(upstream, detail: detail)
+        case let .refused(detail): cause = .connectionRefused(upstream, detail: detail)
+        case let .timedOut(detail): cause = .connectTimedOut(upstream, detail: detail)
+        case let .tls(detail): cause = .tlsFailed(upstream, detail: detail)
+        case let .blocked(reason):
+            // The 502 waits until the violation event is durable (SPEC §4).
+            progress.upstream = .blocked(reason)
+            state = .exchanging(progress)
+            actions.append(.recordViolation(blocking: true))
+            return
+        }
+        end(CloseReason(cause, in: .connect), into: &actions)
+    }
+
+    private mutating func upstreamEnded(_ ending: UpstreamEnd, into actions: inout [SessionAction]) {
+        guard case var .exchanging(progress) = state, case let .attached(pooled) = progress.upstream else { return }
+        let upstream = progress.routed.upstream
+        if ending.closedCleanly && progress.responseDelimitedByClose {
+            // The close ends the body: relay what came with it, and the exchange
+            // is done; the client learns the end from the close too.
+            actions.append(.relayResponse)
+            return end(CloseReason(.completed, in: .responseBody), into: &actions)
+        }
+        if progress.responseStarted {
+            // Mid-body: the client sees a truncated message, as the connection closes.
+            return abort(CloseReason(.upstreamEndedMidResponse(upstream), in: phase), into: &actions)
+        }
+        if pooled && progress.isRetriable && ending.buffered == 0 && !ending.timedOut {
+            // RFC 9112 §9.3.1: a pooled connection the server had closed; the
+            // idempotent request, of which nothing was answered, goes again once.
+            actions.append(.releaseUpstream(reuse: false))
+            progress.upstream = .acquiring
+            state = .exchanging(progress)
+            actions.append(.reconnectUpstream)
+            return
+        }
+        let cause: CloseReason.Cause = !ending.tlsError.isEmpty && !ending.closedCleanly
+            ? .tlsFailed(upstream, detail: ending.tlsError)
+            : ending.timedOut ? .upstreamTimedOut(upstream) : .upstreamClosed(upstream)
+        end(CloseReason(cause, in: phase), into: &actions)
+    }
+}

@@ -1,0 +1,58 @@
+import Testing
+@testable import PinproxyCore
+
+/// SPEC §3's status table, from the one place that decides it.
+@Suite("CloseReason: status, Proxy-Status and log level of every end")
+struct CloseReasonTests {
+    static let api = Endpoint(host: HostName("api.example.com")!, port: 443)
+
+    /// Every cause, with the status line and `Proxy-Status` value the client must get (nil: no answer).
+    static let table: [(cause: CloseReason.Cause, status: Int?, proxyStatus: String?, severity: CloseReason.Severity)] = [
+        (.completed, nil, nil, .debug),
+        (.clientClosed, nil, nil, .debug),
+        (.clientTimedOut, nil, nil, .debug),
+        (.requestHeadTimedOut, 408, nil, .info),
+        (.invalidRequest(HTTPError(status: 400, reason: "bare lf in field section")), 400, nil, .info),
+        (.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")), 405, nil, .info),
+        (.invalidRequest(HTTPError(status: 414, reason: "request target too long")), 414, nil, .info),
+        (.invalidRequest(HTTPError(status: 431, reason: "header section too large")), 431, nil, .info),
+        (.invalidRequest(HTTPError(status: 501, reason: "unsupported transfer coding before chunked")), 501, nil, .info),
+        (.requestDenied(HostName("other.example")!), 403, "pinproxy; error=http_request_denied", .info),
+        (.proxyLoop, 508, "pinproxy; error=proxy_loop_detected", .info),
+        (.connectionLimit, 503, "pinproxy; error=connection_limit_reached", .warning),
+        (.shuttingDown, 503, nil, .debug),
+        (.dnsFailed(api, detail: "no such name"), 502, "pinproxy; error=dns_error", .info),
+        (.connectionRefused(api, detail: "refused"), 502, "pinproxy; error=connection_refused", .info),
+        (.connectTimedOut(api, detail: "connect timed out"), 504, "pinproxy; error=connection_timeout", .info),
+        (.tlsFailed(api, detail: "wrong version number"), 502, "pinproxy; error=tls_protocol_error", .warning),
+        (.trustBlocked(api, .pinMismatch), 502, "pinproxy; error=tls_certificate_error; details=\"pin_mismatch\"", .warning),
+        (.trustBlocked(api, .hostnameMismatch), 502, "pinproxy; error=tls_certificate_error; details=\"hostname_mismatch\"", .warning),
+        (.upstreamClosed(api), 502, "pinproxy; error=connection_terminated", .info),
+        (.upstreamTimedOut(api), 504, "pinproxy; error=http_response_timeout", .info),
+        (.invalidResponse(api, reason: "bare lf in field section"), 502,
+         "pinproxy; error=http_protocol_error; details=\"bare lf in field section\"", .warning),
+        (.upstreamEndedMidResponse(api), nil, nil, .info),
+    ]
+
+    @Test("each cause gets exactly its answer", arguments: table)
+    func answer(cause: CloseReason.Cause, status: Int?, proxyStatus: String?, severity: CloseReason.Severity) throws {
+        let reason = CloseReason(cause, in: .connect)
+        #expect(reason.severity == severity)
+        #expect(!reason.logMessage.isEmpty)
+        guard let status else {
+            #expect(reason.answer == nil)
+            return
+        }
+        let text = String(decoding: try #require(reason.answer).serialise(), as: UTF8.self)
+        let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first?.hasPrefix("HTTP/1.1 \(status) ") == true)
+        #expect(lines.first { $0.hasPrefix("Proxy-Status: ") }.map { String($0.dropFirst(14)) } == proxyStatus)
+        #expect(lines.contains("Connection: close"))
+    }
+
+    @Test("every Proxy-Status error type of RFC 9209 that pinproxy uses is reachable from the table")
+    func everyTokenUsed() {
+        let used = Set(Self.table.compactMap { CloseReason($0.cause, in: .idle).answer?.proxyStatusError })
+        #expect(used == Set(ProxyStatusError.allCases))
+    }
+}

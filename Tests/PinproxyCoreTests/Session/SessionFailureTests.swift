@@ -1,0 +1,200 @@
+import Testing
+@testable import PinproxyCore
+
+/// Every way a session can fail, as event → action sequences, and the answer
+/// each one gets (SPEC §3).
+@Suite("SessionMachine: refusals, upstream failures, retries and timeouts")
+struct SessionFailureTests {
+    static let get = "GET http://api.example.com/x HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+    let rules = SessionScript.rules()
+
+    /// The status and `Proxy-Status` error of a session's last action (nil: closed without an answer).
+    static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError?)? {
+        guard case let .answerAndClose(reason) = actions.last, let answer = reason.answer else { return nil }
+        return (answer.status, answer.proxyStatusError)
+    }
+
+    @Test("refused heads are answered before anything goes upstream", arguments: [
+        ("GET / HTTP/1.1\r\n\r\n", 400, nil),                                            // no Host in 1.1
+        ("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, nil),                     // two Host fields
+        ("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n", 405, nil),
+        ("OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, nil),
+        ("GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", 508, ProxyStatusError.proxyLoopDetected),
+        ("GET http://localhost:8080/ HTTP/1.1\r\nHost: localhost:8080\r\n\r\n", 508, .proxyLoopDetected),
+        ("GET http://denied.example/ HTTP/1.1\r\nHost: denied.example\r\n\r\n", 403, .httpRequestDenied),
+        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 400, nil),
+        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, nil),
+    ] as [(String, Int, ProxyStatusError?)])
+    func refusedHeads(request: String, status: Int, error: ProxyStatusError?) {
+        var script = SessionScript()
+        let denyUnlisted = SessionScript.rules(PolicyTable(rules: [], defaultPolicy: .deny))
+        let actions = script.head(request, rules: request.contains("denied.example") ? denyUnlisted : rules)
+        #expect(!actions.contains { if case .acquireUpstream = $0 { true } else { false } })
+        #expect(Self.answer(actions)?.status == status && Self.answer(actions)?.error == error, "\(actions)")
+        #expect(script.machine.state == .closed)
+    }
+
+    @Test("each upstream failure gets its status and Proxy-Status error", arguments: [
+        (UpstreamFailureKind.dns("no such name"), 502, ProxyStatusError.dnsError),
+        (.refused("127.0.0.1:1: Connection refused"), 502, .connectionRefused),
+        (.timedOut("connect to 127.0.0.1:1 timed out"), 504, .connectionTimeout),
+        (.tls("wrong version number"), 502, .tlsProtocolError),
+    ])
+    func upstreamFailures(failure: UpstreamFailureKind, status: Int, error: ProxyStatusError) {
+        var script = SessionScript()
+        _ = script.head(Self.get, rules: rules)
+        let actions = script.feed(.upstreamFailed(failure))
+        #expect(actions.count == 1)
+        #expect(Self.answer(actions)?.status == status && Self.answer(actions)?.error == error)
+    }
+
+    @Test("a blocked upstream's 502 waits until its violation event is durable")
+    func blockedWaitsForTheLog() {
+        var script = SessionScript()
+        _ = script.head(Self.get, rules: rules)
+        #expect(script.feed(.upstreamFailed(.blocked(.pinMismatch))) == [.recordViolation(blocking: true)])
+        #expect(script.machine.state != .closed)
+        let answer = script.feed(.violationRecorded)
+        #expect(answer == [.answerAndClose(CloseReason(.trustBlocked(SessionScript.api, .pinMismatch), in: .connect))])
+        #expect(Self.answer(answer)?.status == 502 && Self.answer(answer)?.error == .tlsCertificateError)
+    }
+
+    @Test("report-only: the violation is recorded without waiting and the request goes on")
+    func reportOnly() {
+        var script = SessionScript()
+        _ = script.head(Self.get, rules: rules)
+        let ready = script.feed(.upstreamReady(pooled: false, reported: true))
+        #expect(ready.first == .recordViolation(blocking: false))
+        #expect(ready.last == .relayResponse)
+    }
+
+    static func ended(clean: Bool = true, timedOut: Bool = false, tls: String = "", buffered: Int = 0) -> SessionEvent {
+        .upstreamEnded(UpstreamEnd(closedCleanly: clean, timedOut: timedOut, tlsError: tls, buffered: buffered))
+    }
+
+    @Test("a pooled connection found closed is replaced once, for idempotent requests without a body that got nothing back",
+          arguments: [
+              ("GET", "", true), ("HEAD", "", true), ("OPTIONS", "", true), ("DELETE", "", true), ("PUT", "", true),
+              ("TRACE", "", true), ("POST", "", false), ("PATCH", "", false),
+              ("PUT", "Content-Length: 3\r\n", false), ("GET", "Transfer-Encoding: chunked\r\n", false),
+          ])
+    func stalePoolRetry(method: String, body: String, retried: Bool) {
+        var script = SessionScript()
+        _ = script.head("\(method) http://api.example.com/x HTTP/1.1\r\nHost: api.example.com\r\n\(body)\r\n", rules: rules)
+        _ = script.feed(.upstreamReady(pooled: true, reported: false))
+        let actions = script.feed(Self.ended())
+        if retried {
+            #expect(actions == [.releaseUpstream(reuse: false), .reconnectUpstream])
+            // The fresh connection is never retried: its close is the answer.
+            _ = script.feed(.upstreamReady(pooled: false, reported: false))
+            #expect(Self.answer(script.feed(Self.ended()))?.error == .connectionTerminated)
+        } else {
+            #expect(actions.first == .releaseUpstream(reuse: false))
+            #expect(Self.answer(actions)?.status == 502 && Self.answer(actions)?.error == .connectionTerminated)
+        }
+    }
+
+    @Test("no retry when the pooled connection sent bytes, timed out, or an interim response was relayed")
+    func noRetry() {
+        for (event, status) in [(Self.ended(buffered: 3), 502), (Self.ended(clean: false, timedOut: true), 504)] {
+            var script = SessionScript()
+            _ = script.head(Self.get, rules: rules)
+            _ = script.feed(.upstreamReady(pooled: true, reported: false))
+            #expect(Self.answer(script.feed(event))?.status == status)
+        }
+        var interim = SessionScript()
+        _ = interim.head(Self.get, rules: rules)
+        _ = interim.feed(.upstreamReady(pooled: true, reported: false))
+        _ = interim.response("HTTP/1.1 100 Continue\r\n\r\n")
+        let actions = interim.feed(Self.ended())
+        #expect(actions == [.releaseUpstream(reuse: false),
+                            .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api), in: .response))])
+    }
+
+    @Test("a TLS failure on an attached connection is 502 tls_protocol_error")
+    func tlsFailureMidExchange() {
+        var script = SessionScript()
+        _ = script.head(Self.get, rules: rules)
+        _ = script.feed(.upstreamReady(pooled: false, reported: false))
+        let actions = script.feed(Self.ended(clean: false, tls: "bad record mac"))
+        #expect(Self.answer(actions)?.error == .tlsProtocolError)
+    }
+
+    @Test("an upstream ending mid-body cuts the client; one ending a close-delimited body completes it")
+    func upstreamEndsDuringBody() {
+        var cut = SessionScript()
+        _ = cut.head(Self.get, rules: rules)
+        _ = cut.feed(.upstreamReady(pooled: false, reported: false))
+        _ = cut.response("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
+        #expect(cut.feed(Self.ended()) == [.releaseUpstream(reuse: false),
+                                           .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api), in: .responseBody))])
+        var delimited = SessionScript()
+        _ = delimited.head(Self.get, rules: rules)
+        _ = delimited.feed(.upstreamReady(pooled: false, reported: false))
+        let head = delimited.response("HTTP/1.1 200 OK\r\n\r\n")
+        guard case let .sendResponseHead(bytes, framing, _) = head[1] else { Issue.record("\(head)"); return }
+        #expect(framing == .untilClose && String(decoding: bytes, as: UTF8.self).contains("Connection: close"))
+        #expect(delimited.feed(Self.ended()) == [.relayResponse, .releaseUpstream(reuse: false),
+                                                 .answerAndClose(CloseReason(.completed, in: .responseBody))])
+    }
+
+    @Test("an invalid response head is 502 http_protocol_error; an invalid body after the head cuts the client")
+    func invalidResponses() {
+        var head = SessionScript()
+        _ = head.head(Self.get, rules: rules)
+        _ = head.feed(.upstreamReady(pooled: false, reported: false))
+        let answer = head.response("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+        #expect(answer.first == .releaseUpstream(reuse: false))
+        #expect(Self.answer(answer)?.status == 502 && Self.answer(answer)?.error == .httpProtocolError)
+
+        var body = SessionScript()
+        _ = body.head(Self.get, rules: rules)
+        _ = body.feed(.upstreamReady(pooled: false, reported: false))
+        _ = body.response("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let cut = body.feed(.responseBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))))
+        #expect(cut == [.releaseUpstream(reuse: false),
+                        .close(CloseReason(.invalidResponse(SessionScript.api, reason: "invalid chunk size"), in: .responseBody))])
+    }
+
+    @Test("an invalid request body is 400: before the head went upstream nothing was, after it the upstream is closed")
+    func invalidRequestBodies() {
+        var before = SessionScript()
+        _ = before.head("POST http://api.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n", rules: rules)
+        let early = before.feed(.requestBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))))
+        #expect(early.count == 1 && Self.answer(early)?.status == 400)
+
+        var after = SessionScript()
+        _ = after.head("POST http://api.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n", rules: rules)
+        _ = after.feed(.upstreamReady(pooled: false, reported: false))
+        let late = after.feed(.requestBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))))
+        #expect(late.first == .releaseUpstream(reuse: false) && Self.answer(late)?.status == 400)
+    }
+
+    @Test("head timeouts: silent close before any byte, 408 once a head began, a plain close mid-exchange")
+    func timeouts() {
+        var silent = SessionScript()
+        #expect(silent.feed(.clientTimedOut(buffered: 0)) == [.close(CloseReason(.clientTimedOut, in: .idle))])
+        var partial = SessionScript()
+        #expect(partial.feed(.requestHead(.incomplete, buffered: 12, rules: rules, draining: false)) == [.awaitRequestHead(idle: false)])
+        #expect(Self.answer(partial.feed(.clientTimedOut(buffered: 12)))?.status == 408)
+        var busy = SessionScript()
+        _ = busy.head(Self.get, rules: rules)
+        #expect(busy.feed(.clientTimedOut(buffered: 0)) == [.close(CloseReason(.clientTimedOut, in: .connect))])
+    }
+
+    @Test("a client that half-closes in the middle of a head is closed without an answer")
+    func halfClosedMidHead() {
+        var script = SessionScript()
+        _ = script.feed(.clientEnded(buffered: 10))
+        #expect(script.feed(.requestHead(.incomplete, buffered: 10, rules: rules, draining: false))
+                == [.close(CloseReason(.clientClosed, in: .requestHead))])
+    }
+
+    @Test("a client failing mid-exchange releases the upstream without pooling it")
+    func clientFails() {
+        var script = SessionScript()
+        _ = script.head(Self.get, rules: rules)
+        _ = script.feed(.upstreamReady(pooled: false, reported: false))
+        #expect(script.feed(.clientFailed) == [.releaseUpstream(reuse: false), .close(CloseReason(.clientClosed, in: .response))])
+    }
+}

@@ -35,10 +35,3 @@ final class Timer {
         shim_evtimer_del(event)
     }
 }
-
-extension timeval {
-    init(duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self.init(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-    }
-}

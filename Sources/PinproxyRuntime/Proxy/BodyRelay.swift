@@ -6,14 +6,6 @@ import PinproxyCore
 /// by `evbuffer_remove_buffer`; only chunk-size lines and trailers are read
 /// (and re-emitted normalised, so the next hop sees unambiguous framing).
 struct BodyRelay {
-    enum Progress: Equatable {
-        /// Waiting for more bytes from the source.
-        case needMore
-        /// The body is complete; bytes after it in the source belong to the next message.
-        case complete
-        case invalid(HTTPError)
-    }
-
     private enum State {
         case remaining(UInt64)
         case chunked(ChunkedFramer)
@@ -49,14 +41,14 @@ struct BodyRelay {
     /// Walks a copy of the framer over the buffered bytes: control lines are
     /// copied out (bounded), chunk data is skipped by offset and never read.
     /// Only chunked bodies have framing to check; other bodies are opaque.
-    func bufferedFramingError(in source: OpaquePointer) -> HTTPError? {
+    func bufferedFramingError(in source: EventBuffer) -> HTTPError? {
         guard case var .chunked(framer) = state else { return nil }
-        let buffered = ByteBuffer.length(source)
+        let buffered = source.count
         var offset = 0
         while offset < buffered {
-            var step = ByteBuffer.withCopy(source, from: offset, count: 64) { framer.next($0) }
+            var step = source.withCopy(from: offset, count: 64) { framer.next($0) }
             if case .needMore = step, buffered - offset > 64 {
-                step = ByteBuffer.withCopy(source, from: offset, count: BodyRelay.maximumControlBytes) { framer.next($0) }
+                step = source.withCopy(from: offset, count: BodyRelay.maximumControlBytes) { framer.next($0) }
             }
             switch step {
             case .needMore, .done:
@@ -76,45 +68,45 @@ struct BodyRelay {
     var isDelimitedByClose: Bool { if case .untilClose = state { return true } else { return false } }
 
     /// Moves as much of the body as the source holds.
-    mutating func pump(from source: OpaquePointer, to destination: OpaquePointer) -> Progress {
+    mutating func pump(from source: EventBuffer, to destination: EventBuffer) -> BodyProgress {
         while true {
             switch state {
             case .done:
                 return .complete
             case .untilClose:
-                ByteBuffer.moveAll(from: source, to: destination)
+                source.moveAll(to: destination)
                 return .needMore
             case let .remaining(count):
-                let available = ByteBuffer.length(source)
+                let available = source.count
                 guard available > 0 else { return .needMore }
-                let moved = ByteBuffer.move(from: source, to: destination, count: Int(min(UInt64(available), count)))
+                let moved = source.move(to: destination, count: Int(min(UInt64(available), count)))
                 let left = count - UInt64(moved)
                 state = left == 0 ? .done : .remaining(left)
                 if left > 0 { return .needMore }
             case var .chunked(framer):
                 // Most control lines are a few bytes: look at a short prefix first
                 // and pull up the bounded maximum only when that is not enough.
-                var step = ByteBuffer.withContiguousPrefix(source, count: 64) { framer.next($0) }
-                if case .needMore = step, ByteBuffer.length(source) > 64 {
-                    step = ByteBuffer.withContiguousPrefix(source, count: BodyRelay.maximumControlBytes) { framer.next($0) }
+                var step = source.withContiguousPrefix(count: 64) { framer.next($0) }
+                if case .needMore = step, source.count > 64 {
+                    step = source.withContiguousPrefix(count: BodyRelay.maximumControlBytes) { framer.next($0) }
                 }
                 switch step {
                 case .needMore:
                     state = .chunked(framer)
                     return .needMore
                 case let .data(remaining):
-                    let available = ByteBuffer.length(source)
+                    let available = source.count
                     guard available > 0 else { state = .chunked(framer); return .needMore }
-                    let moved = ByteBuffer.move(from: source, to: destination, count: Int(min(UInt64(available), remaining)))
+                    let moved = source.move(to: destination, count: Int(min(UInt64(available), remaining)))
                     framer.didPassData(UInt64(moved))
                     state = .chunked(framer)
                 case let .control(consumed, emit):
-                    ByteBuffer.drain(source, count: consumed)
-                    if !dropsChunkFraming { ByteBuffer.append(destination, emit) }
+                    source.drain(consumed)
+                    if !dropsChunkFraming { destination.append(emit) }
                     state = .chunked(framer)
                 case let .done(consumed, emit):
-                    ByteBuffer.drain(source, count: consumed)
-                    if !dropsChunkFraming { ByteBuffer.append(destination, emit) }
+                    source.drain(consumed)
+                    if !dropsChunkFraming { destination.append(emit) }
                     state = .done
                 case let .invalid(error):
                     state = .chunked(framer)

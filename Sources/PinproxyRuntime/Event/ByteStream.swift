@@ -1,0 +1,59 @@
+/// A connection's bytes both ways, as the proxy layer sees them: an input and
+/// an output buffer, reading switched on and off, output written at once with
+/// the rest watched for. `PlainStream` (a client socket) and `TLSStream` (a
+/// TLS connection) are the two kinds; a session runs over either.
+protocol ByteStream: AnyObject {
+    /// Bytes received and not yet consumed.
+    var input: EventBuffer { get }
+    /// Bytes queued to send.
+    var output: EventBuffer { get }
+    /// Receives the stream's events. Unowned: every delegate owns its stream
+    /// (directly or through what it owns) and closes it before going away.
+    var delegate: ByteStreamDelegate? { get set }
+    var isOpen: Bool { get }
+    /// Reads as bytes arrive (until `input` holds the high watermark);
+    /// `timeout`, when given, ends the stream with `.timedOut(reading: true)`
+    /// after that long without a byte. Calling it again re-arms the timeout.
+    func startReading(timeout: EventTimeout?)
+    func stopReading()
+    /// Writes what is queued now, as much as the socket takes; the rest is
+    /// written as it drains (with the write timeout), and `streamDidDrain`
+    /// reports when `output` is down to the low watermark.
+    func flush()
+    /// Writes `bytes` now if nothing is queued ahead of them, else queues them.
+    func write(_ bytes: [UInt8])
+    /// `streamDidDrain` fires once `output` holds at most `low` bytes.
+    func setWriteLowWatermark(_ low: Int)
+    /// Reading pauses while `input` holds `high` bytes or more.
+    func setReadHighWatermark(_ high: Int)
+    /// How long a write may wait for the peer to take bytes (nil: forever).
+    func setWriteTimeout(_ timeout: EventTimeout?)
+    /// Closes the connection and frees everything it holds. Idempotent.
+    func close()
+}
+
+/// One method per stream event; the streams' C callbacks only forward here.
+protocol ByteStreamDelegate: AnyObject {
+    func streamDidRead(_ stream: ByteStream)
+    func streamDidDrain(_ stream: ByteStream)
+    func stream(_ stream: ByteStream, didEnd ending: StreamEnd)
+}
+
+/// How a stream stopped working.
+enum StreamEnd: Sendable, Equatable, CustomStringConvertible {
+    /// The peer closed its side cleanly (TCP FIN; close_notify, or a TLS
+    /// peer that closed without one, which framing judges).
+    case endOfStream
+    /// A read or write failed: reset, broken pipe, a TLS error (OpenSSL's words).
+    case failed(String)
+    /// The read or write timeout ran out.
+    case timedOut(reading: Bool)
+
+    var description: String {
+        switch self {
+        case .endOfStream: "end of stream"
+        case let .failed(detail): detail
+        case let .timedOut(reading): reading ? "read timeout" : "write timeout"
+        }
+    }
+}

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The factory that turns a `TrustPolicy` and its resolved pins into an
-/// evaluator, and the entry point the verify callback calls (SPEC §2.1, §2.3).
+/// The factory that turns a `TrustPolicy` and its resolved pins into the
+/// evaluator a `TrustCheck` runs (SPEC §2.1, §2.3).
 ///
 /// What each policy checks, in order (the first failure decides):
 ///
@@ -21,15 +21,6 @@ import Foundation
 /// `expires` "chain + host still are" enforced — an expired pin set must fail
 /// closed, not leave a self-signed server unchecked.
 public enum PolicyEvaluation {
-    /// Evaluates `chain` under `policy` at `now` and decides what to do
-    /// (`enforce: false` turns every block into a report).
-    public static func evaluate(_ chain: PeerChain, policy: TrustPolicy, material: PinMaterial,
-                                publicSuffixes: PublicSuffixList, now: Date) -> (TrustEvaluation, TrustDecision) {
-        let evaluation = evaluator(for: policy, material: material, publicSuffixes: publicSuffixes)
-            .evaluate(chain, now: now)
-        return (evaluation, TrustDecision(evaluation, enforce: policy.enforce))
-    }
-
     /// The evaluator for `policy`, built once per configuration and reusable
     /// across handshakes: it holds no time, only the expiry day.
     ///

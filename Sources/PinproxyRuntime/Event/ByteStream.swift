@@ -37,6 +37,12 @@ protocol ByteStreamDelegate: AnyObject {
     func streamDidRead(_ stream: ByteStream)
     func streamDidDrain(_ stream: ByteStream)
     func stream(_ stream: ByteStream, didEnd ending: StreamEnd)
+    /// A TLS stream's handshake completed (its verify callback accepted).
+    func streamDidConnect(_ stream: ByteStream)
+}
+
+extension ByteStreamDelegate {
+    func streamDidConnect(_ stream: ByteStream) {}
 }
 
 /// How a stream stopped working.
@@ -44,15 +50,17 @@ enum StreamEnd: Sendable, Equatable, CustomStringConvertible {
     /// The peer closed its side cleanly (TCP FIN; close_notify, or a TLS
     /// peer that closed without one, which framing judges).
     case endOfStream
-    /// A read or write failed: reset, broken pipe, a TLS error (OpenSSL's words).
+    /// A read or write on the socket failed: reset, broken pipe.
     case failed(String)
+    /// The TLS layer failed (handshake or record), in OpenSSL's words.
+    case tlsFailed(String)
     /// The read or write timeout ran out.
     case timedOut(reading: Bool)
 
     var description: String {
         switch self {
         case .endOfStream: "end of stream"
-        case let .failed(detail): detail
+        case let .failed(detail), let .tlsFailed(detail): detail
         case let .timedOut(reading): reading ? "read timeout" : "write timeout"
         }
     }

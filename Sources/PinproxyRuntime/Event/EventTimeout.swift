@@ -3,8 +3,12 @@ import Foundation
 /// A timeout as libevent takes it, converted once: turning a `Duration` into
 /// a `timeval` costs 128-bit divisions, and per-request timeouts are set on
 /// every exchange.
-struct EventTimeout: Sendable {
+struct EventTimeout: Sendable, Equatable {
     let value: timeval
+
+    static func == (lhs: EventTimeout, rhs: EventTimeout) -> Bool {
+        lhs.value.tv_sec == rhs.value.tv_sec && lhs.value.tv_usec == rhs.value.tv_usec
+    }
 
     init(_ duration: Duration) {
         value = timeval(duration: duration)

@@ -35,6 +35,11 @@ final class PlainStream: ByteStream {
     /// Whether each event is added now, so each change costs one `event_add`/`event_del`.
     private var readArmed = false
     private var writeArmed = false
+    /// While reading is wanted but `input` is full, a callback on the input
+    /// buffer waits for a consumer to drain it below the high watermark
+    /// (consumers drain outside this stream's callbacks too: a relay moving
+    /// buffered body bytes once its upstream is ready).
+    private var drainWatch: OpaquePointer?
 
     /// The most one `readv` takes: a request head, or a slice of a body that
     /// the relay moves on before reading again.
@@ -73,6 +78,7 @@ final class PlainStream: ByteStream {
     var isOpen: Bool { descriptor >= 0 }
 
     func close() {
+        unwatchDrain()
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
         readEvent = nil
@@ -88,6 +94,7 @@ final class PlainStream: ByteStream {
 
     func startReading(timeout: EventTimeout?) {
         guard isOpen else { return }
+        if readArmed && timeout == readTimeout { return }
         let hadTimeout = readTimeout != nil
         readTimeout = timeout
         wantsReading = true
@@ -111,9 +118,12 @@ final class PlainStream: ByteStream {
         updateReadInterest()
     }
 
-    /// Adds the read event when reading is wanted and there is room, removes it otherwise.
+    /// Adds the read event when reading is wanted and there is room, removes
+    /// it otherwise; watches the input drain when only the room is missing.
     private func updateReadInterest() {
-        let wanted = wantsReading && isOpen && input.count < readHighWatermark
+        let full = input.count >= readHighWatermark
+        let wanted = wantsReading && isOpen && !full
+        if wantsReading && isOpen && full { watchDrain() } else { unwatchDrain() }
         guard wanted != readArmed else { return }
         if wanted {
             if var timeout = readTimeout?.value {
@@ -130,6 +140,31 @@ final class PlainStream: ByteStream {
     private func disarmRead() {
         if let readEvent { event_del(readEvent) }
         readArmed = false
+    }
+
+    private func watchDrain() {
+        guard drainWatch == nil else { return }
+        // Context: unretained self; the entry is removed before self goes away (close, deinit).
+        drainWatch = evbuffer_add_cb(input.pointer, PlainStream.drainTrampoline, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func unwatchDrain() {
+        guard let drainWatch else { return }
+        evbuffer_remove_cb_entry(input.pointer, drainWatch)
+        self.drainWatch = nil
+    }
+
+    /// The input changed while full: reading resumes once there is room. No
+    /// delegate call happens here (a consumer is draining right now).
+    private func inputDidChange(deleted: Int) {
+        if deleted > 0 && input.count < readHighWatermark { updateReadInterest() }
+    }
+
+    /// Reads what the socket holds now, as the read event would (for a
+    /// socket known to be readable: the first bytes that woke a waiting client).
+    /// Call it from outside the delegate's callbacks.
+    func readNow() {
+        withExtendedLifetime(self) { didFireRead(timedOut: false) }
     }
 
     private func didFireRead(timedOut: Bool) {
@@ -238,6 +273,11 @@ final class PlainStream: ByteStream {
         let stream = Unmanaged<PlainStream>.fromOpaque(context).takeUnretainedValue()
         // The delegate may release the stream's last reference inside the callback.
         withExtendedLifetime(stream) { stream.didFireRead(timedOut: what & Int16(EV_TIMEOUT) != 0) }
+    }
+
+    private static let drainTrampoline: evbuffer_cb_func = { _, info, context in
+        guard let context, let info else { return }
+        Unmanaged<PlainStream>.fromOpaque(context).takeUnretainedValue().inputDidChange(deleted: info.pointee.n_deleted)
     }
 
     private static let writeTrampoline: event_callback_fn = { _, what, context in

@@ -72,8 +72,11 @@ final class TLSStream: ByteStream {
 
     func startReading(timeout: EventTimeout?) {
         guard let raw else { return }
-        readTimeout = timeout
-        applyTimeouts()
+        // bufferevent_set_timeouts re-adds both events: only when the timeout changes.
+        if timeout != readTimeout {
+            readTimeout = timeout
+            applyTimeouts()
+        }
         if bufferevent_get_enabled(raw) & EventFlags.read == 0 { bufferevent_enable(raw, EventFlags.read) }
         readAgainIfRecordsBuffered()
     }
@@ -144,6 +147,7 @@ final class TLSStream: ByteStream {
     func setWriteLowWatermark(_ low: Int) { if let raw { bufferevent_setwatermark(raw, EventFlags.write, low, 0) } }
 
     func setWriteTimeout(_ timeout: EventTimeout?) {
+        guard timeout != writeTimeout else { return }
         writeTimeout = timeout
         applyTimeouts()
     }
@@ -181,7 +185,7 @@ final class TLSStream: ByteStream {
             ending = .timedOut(reading: events & Int16(BEV_EVENT_READING) != 0)
         } else if events & Int16(BEV_EVENT_ERROR) != 0 {
             let tlsError = raw.map { OpenSSLErrorText.describe(bufferevent_get_openssl_error($0)) } ?? ""
-            let socketError = String(cString: strerror(EVUTIL_SOCKET_ERROR()))
+            let socketError = String(cString: strerror(shim_EVUTIL_SOCKET_ERROR()))
             ending = tlsError.isEmpty ? .failed(socketError) : .tlsFailed(tlsError)
         } else {
             ending = .endOfStream

@@ -80,7 +80,7 @@ final class TLSClientContext: @unchecked Sendable {
         SSL_CTX_set_verify(pointer, SSL_VERIFY_PEER, nil)
         // No user pointer is needed: the callback finds its handshake through the SSL's ex_data.
         SSL_CTX_set_cert_verify_callback(pointer, Self.verifyTrampoline, nil)
-        // ocsp_stapling (SPEC §2.1): each SSL asks for a staple (`makeSSL`), read by the status callback.
+        // ocsp_stapling (SPEC §2.1): each SSL asks for a staple (`makeConnection`), read by the status callback.
         if policy.ocspStapling != .off, policy.kind != .disable {
             _ = shim_SSL_CTX_set_tlsext_status_cb(pointer, Self.statusTrampoline)
         }
@@ -112,45 +112,42 @@ final class TLSClientContext: @unchecked Sendable {
         SSL_CTX_sess_set_new_cb(pointer, Self.newSessionTrampoline)
     }
 
-    /// A new client `SSL`, in connect state, that the caller owns (it is handed to
-    /// `bufferevent_openssl_socket_new` with `BEV_OPT_CLOSE_ON_FREE`, which frees it).
+    /// A new client connection, in connect state, owned by the returned
+    /// `TLSConnection` (the one place its `SSL` is freed, on every path).
     ///
     /// SNI is `handshake.host` unless it is an IP literal (RFC 6066 §3 forbids those).
     /// The SSL's ex_data holds an UNRETAINED pointer to `handshake`: the caller keeps
-    /// the handshake alive for longer than the `SSL` (the connection owns both and
-    /// frees the bufferevent first). `session`, if any, is offered for resumption;
-    /// it must come from this context.
-    func makeSSL(for handshake: UpstreamHandshake, resuming session: TLSSessionHandle?) throws -> OpaquePointer {
+    /// the handshake alive for longer than the connection (`UpstreamConnection`
+    /// owns both and closes its stream first). `session`, if any, is offered for
+    /// resumption; it must come from this context.
+    func makeConnection(for handshake: UpstreamHandshake, resuming session: TLSSessionHandle?) throws -> TLSConnection {
         ERR_clear_error()
         guard let ssl = SSL_new(pointer) else { throw OpenSSLError.drain("SSL_new for \(handshake.host)") }
+        let connection = TLSConnection(takingOwnership: ssl)
         // Unretained: see above; the callbacks only run while the SSL is alive.
         let context = Unmanaged.passUnretained(handshake).toOpaque()
         guard SSL_set_ex_data(ssl, Self.handshakeIndex, context) == 1 else {
-            SSL_free(ssl)
             throw OpenSSLError.drain("attach handshake to SSL for \(handshake.host)")
         }
         if !handshake.host.isIPAddress, shim_SSL_set_tlsext_host_name(ssl, handshake.host.value) != 1 {
-            SSL_free(ssl)
             throw OpenSSLError.drain("set SNI \(handshake.host)")
         }
         if policy.ocspStapling != .off, policy.kind != .disable,
            shim_SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp) != 1 {
-            SSL_free(ssl)
             throw OpenSSLError.drain("ask \(handshake.host) for an OCSP staple")
         }
         // SSL_set_session takes its own reference to the session.
         if let session, SSL_set_session(ssl, session.pointer) != 1 {
-            SSL_free(ssl)
             throw OpenSSLError.drain("offer session to \(handshake.host)")
         }
         SSL_set_connect_state(ssl)
-        return ssl
+        return connection
     }
 
     /// The SSL ex_data slot holding the unretained `UpstreamHandshake`; allocated once per process.
     static let handshakeIndex: Int32 = shim_SSL_get_ex_new_index()
 
-    /// The handshake attached to `ssl` by `makeSSL`; borrowed, not retained.
+    /// The handshake attached to `ssl` by `makeConnection`; borrowed, not retained.
     static func handshake(of ssl: OpaquePointer?) -> UpstreamHandshake? {
         guard let ssl, let context = SSL_get_ex_data(ssl, handshakeIndex) else { return nil }
         return Unmanaged<UpstreamHandshake>.fromOpaque(context).takeUnretainedValue()
@@ -158,7 +155,7 @@ final class TLSClientContext: @unchecked Sendable {
 
     /// `SSL_CTX_set_cert_verify_callback`: reaches the SSL through the store context's
     /// ex_data, then its handshake, and calls `didReceiveCertificates`. An SSL without
-    /// a handshake (not made by `makeSSL`) is refused.
+    /// a handshake (not made by `makeConnection`) is refused.
     static let verifyTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { storeContext, _ in
         guard let storeContext else { return 0 }
         let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx())

@@ -1,24 +1,25 @@
+import Foundation
 import PinproxyCore
 internal import COpenSSL
 
 /// Per-connection verification state, reached from the verify callback through SSL ex_data.
 ///
 /// Lives on the connection's event-loop thread. The `SSL` holds an
-/// *unretained* pointer to it (see `TLSClientContext.makeSSL`): whoever creates
+/// *unretained* pointer to it (see `TLSClientContext.makeConnection`): whoever creates
 /// the `SSL` must keep this object alive until the `SSL` is freed.
 final class UpstreamHandshake {
     let host: HostName
     let port: UInt16
-    let policy: TrustPolicy
+    /// The policy's one check (`PreparedPolicy.check`), built with the configuration.
+    let check: TrustCheck
     let material: PolicyMaterial
-    /// The trust decision (the pure evaluators, in the daemon): true = complete the handshake.
-    private let decide: (PeerChain) -> Bool
+    var policy: TrustPolicy { check.policy }
 
-    /// The facts gathered by the verify callback; nil before it ran, for `disable`
-    /// (which accepts without evaluating), and for a resumed session (no verification happens).
-    private(set) var peerChain: PeerChain?
-    /// True once `decide` refused the peer: the handshake was aborted with an alert.
-    private(set) var rejectedByPolicy = false
+    /// The handshake's verdict: nil before the verify callback ran, and for a
+    /// resumed session (no verification happens in one). Set again by the
+    /// status callback once the OCSP staple is in. The one value the
+    /// connector, the session and `probe` read.
+    private(set) var verdict: TrustVerdict?
     /// What the staple is while the certificates are verified: the status
     /// callback runs later (after TLS 1.2's CertificateStatus, after TLS 1.3's
     /// server Finished). `probe --chain` sets `.unavailableOffline`.
@@ -29,27 +30,37 @@ final class UpstreamHandshake {
     /// TLS 1.3 tickets after it); nil = sessions are not kept.
     var onNewSession: ((TLSSessionHandle) -> Void)?
 
-    init(host: HostName, port: UInt16, policy: TrustPolicy, material: PolicyMaterial, trustStore: TrustStore? = nil,
-         decide: @escaping (PeerChain) -> Bool) {
+    init(host: HostName, port: UInt16, check: TrustCheck, material: PolicyMaterial, trustStore: TrustStore? = nil) {
         self.host = host
         self.port = port
-        self.policy = policy
+        self.check = check
         self.material = material
         self.trustStore = trustStore
-        self.decide = decide
-        stapleBeforeStatus = policy.ocspStapling == .off ? .notRequested : .pending
+        stapleBeforeStatus = check.policy.ocspStapling == .off ? .notRequested : .pending
+    }
+
+    /// The time validity is judged at: now (nil), or what `probe --chain --at` names.
+    var evaluationTime: Date?
+
+    /// Runs the check and keeps its verdict; true when the request may be relayed.
+    private func decide(_ chain: PeerChain) -> Bool {
+        let decided = check.verdict(for: chain, now: evaluationTime ?? Date())
+        verdict = decided
+        return decided.decision.permitsRelay
     }
 
     /// The body of the certificate-verify callback: validates the served chain in
     /// `storeContext` (set up by libssl with the context's trust store and the
-    /// served certificates), hands the facts to `decide`, and turns the answer
-    /// into OpenSSL's 0/1. This is the only place where a decision becomes a return code.
+    /// served certificates), runs the policy's check over the facts, and turns
+    /// the verdict into OpenSSL's 0/1. This is the only place where a decision
+    /// becomes a return code.
     func didReceiveCertificates(in storeContext: OpaquePointer) -> Int32 {
-        // SPEC §2.3 step 1: `disable` accepts without evaluating.
-        if policy.kind == .disable { return 1 }
+        // SPEC §2.3 step 1: `disable` gathers nothing; its check accepts.
+        guard check.examinesChain else {
+            return decide(PeerChain(served: [], verified: nil, chainFailure: nil, signingPath: [], hostMatches: false)) ? 1 : 0
+        }
         guard let leafPointer = X509_STORE_CTX_get0_cert(storeContext) else {
             X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
-            rejectedByPolicy = true
             return 0
         }
         let leaf = X509Certificate(retaining: leafPointer)
@@ -59,9 +70,7 @@ final class UpstreamHandshake {
         ChainVerificationParameters.apply(to: storeContext, crls: material.revocationLists)
         let chain = PeerChainBuilder.build(in: storeContext, leaf: leaf, untrusted: untrusted, host: host,
                                            pinnedCertificates: material.pinnedCertificates, staple: stapleBeforeStatus)
-        peerChain = chain
         guard decide(chain) else {
-            rejectedByPolicy = true
             // Aborts the handshake with an alert before any application byte is written.
             X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
             return 0
@@ -74,12 +83,12 @@ final class UpstreamHandshake {
 
     /// The body of the OCSP status callback (`SSL_CTX_set_tlsext_status_cb`),
     /// which libssl calls once the server's flight is in, staple or not: reads
-    /// the staple against the verified chain, records it in `peerChain` and
-    /// lets `decide` judge the whole chain again. 0 aborts the handshake with
+    /// the staple against the verified chain, records it in the chain's facts
+    /// and runs the check over the whole chain again. 0 aborts the handshake with
     /// an alert, before any application byte is written.
     func didReceiveStatus(of ssl: OpaquePointer) -> Int32 {
         // Nothing was verified (resumed session, `disable`): nothing to judge.
-        guard var chain = peerChain, policy.ocspStapling != .off else { return 1 }
+        guard check.examinesChain, var chain = verdict?.chain, policy.ocspStapling != .off else { return 1 }
         var response: UnsafePointer<UInt8>?
         let length = shim_SSL_get_tlsext_status_ocsp_resp(ssl, &response)
         let verified = CertificateStack.certificates(in: SSL_get0_verified_chain(ssl))
@@ -94,12 +103,7 @@ final class UpstreamHandshake {
         } else {
             chain.staple = .absent
         }
-        peerChain = chain
-        guard decide(chain) else {
-            rejectedByPolicy = true
-            return 0
-        }
-        return 1
+        return decide(chain) ? 1 : 0
     }
 
     /// The body of the new-session callback: hands a private copy of `session` to `onNewSession`.

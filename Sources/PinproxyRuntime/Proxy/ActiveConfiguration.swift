@@ -12,8 +12,10 @@ final class ActiveConfiguration: @unchecked Sendable {
     var timeouts: Timeouts { configuration.timeouts }
     var limits: Limits { configuration.limits }
     var upstreamReuse: UpstreamReuse { configuration.upstreamReuse }
-    /// `timeouts.idle` as libevent takes it (converting a Duration costs 128-bit divisions).
-    let idleTimeval: timeval
+    /// `timeouts.idle`, converted once (it is set on every exchange).
+    let idleTimeout: EventTimeout
+    /// Where requests may go under this generation (the session machine's input).
+    let rules: RequestRules
     private let rulePolicies: [String: PreparedPolicy]
     /// nil when `default_policy` is `deny`.
     private let defaultPolicy: PreparedPolicy?
@@ -23,7 +25,8 @@ final class ActiveConfiguration: @unchecked Sendable {
     init(configuration: Configuration, generation: Int) throws {
         self.configuration = configuration
         self.generation = generation
-        idleTimeval = timeval(duration: configuration.timeouts.idle)
+        idleTimeout = EventTimeout(configuration.timeouts.idle)
+        rules = RequestRules(configuration)
         let trustStore: TrustStore
         do {
             trustStore = try TrustStore.system(path: configuration.trustStorePath)
@@ -81,5 +84,11 @@ final class ActiveConfiguration: @unchecked Sendable {
         case .defaultPolicy: return defaultPolicy
         case .deny: return nil
         }
+    }
+
+    /// The prepared policy of a rule key the session machine chose
+    /// (`ViolationEvent.defaultPolicyRule` for `default_policy`); nil when unknown.
+    func policy(forRule key: String) -> PreparedPolicy? {
+        key == ViolationEvent.defaultPolicyRule ? defaultPolicy : rulePolicies[key]
     }
 }

@@ -1,62 +1,62 @@
 import Foundation
 import PinproxyCore
 
-/// One request and its response, from the parsed request head to the last
-/// body byte. Holds the upstream connection while it is in use.
+/// The runtime side of one exchange (its decisions live in the session's
+/// `ExchangeProgress`): the policy and configuration it runs under, the
+/// upstream connection while in use (or the connector making one), the
+/// verdict of its handshake, and the two body relays with their back-pressure.
 final class Exchange {
-    let request: HTTPRequestHead
-    let routed: RoutedRequest
     let policy: PreparedPolicy
     let configuration: ActiveConfiguration
-    /// Whether the client connection may serve another request afterwards.
-    var clientKeepAlive: Bool
+    let poolKey: PoolKey
 
     var connector: UpstreamConnector?
     var upstream: UpstreamConnection?
-    /// True when `upstream` came from the pool (its server may have closed it meanwhile).
-    var usesPooledConnection = false
+    /// The verdict to record: a report-only pass, or the block.
+    var verdict: TrustVerdict?
+    /// The peer a blocked handshake was with (an attached connection knows its own).
+    var blockedPeer: SocketAddress?
 
     var requestBody: BodyRelay
-    var requestComplete = false
+    var responseBody: BodyRelay?
     /// Client reading paused because the upstream output is full.
     var requestPaused = false
-
-    var responseHead: HTTPResponseHead?
-    var responseBody: BodyRelay?
-    var responseComplete = false
-    /// Any response byte (informational or final) has been written to the client.
-    var responseStarted = false
     /// Upstream reading paused because the client output is full.
     var responsePaused = false
 
-    init(request: HTTPRequestHead, routed: RoutedRequest, policy: PreparedPolicy,
-         configuration: ActiveConfiguration, clientKeepAlive: Bool) {
-        self.request = request
-        self.routed = routed
+    init(request: HTTPRequestHead, upstream endpoint: Endpoint, policy: PreparedPolicy, configuration: ActiveConfiguration) {
         self.policy = policy
         self.configuration = configuration
-        self.clientKeepAlive = clientKeepAlive
-        poolKey = PoolKey(host: routed.upstream.host, port: routed.upstream.port, rule: policy.ruleName,
+        poolKey = PoolKey(host: endpoint.host, port: endpoint.port, rule: policy.ruleName,
                           generation: configuration.generation)
         requestBody = BodyRelay(framing: request.bodyFraming)
-        requestComplete = requestBody.isComplete
     }
 
-    let poolKey: PoolKey
-
-    /// A request that can be sent again on a fresh connection when a pooled
-    /// one turns out to be closed: no body, and nothing came back yet.
-    var isRetriableOnFreshConnection: Bool {
-        usesPooledConnection && !responseStarted && request.bodyFraming == .none &&
-            ["GET", "HEAD", "OPTIONS", "DELETE", "PUT"].contains(request.method)
-    }
-
-    /// Releases upstream resources without returning the connection to the pool.
+    /// Cancels a connection attempt, or closes the attached connection
+    /// without returning it to the pool. Idempotent.
     func abandonUpstream() {
         connector?.cancel()
         connector = nil
         upstream?.delegate = nil
         upstream?.close()
         upstream = nil
+    }
+
+    /// The violation event for this exchange's verdict (SPEC §4): never the
+    /// query string, headers or body.
+    func violationEvent(_ verdict: TrustVerdict, peer: SocketAddress, progress: ExchangeProgress,
+                        client: SocketAddress, listener: String) -> ViolationEvent {
+        let rule = policy.policy
+        return ViolationEvent(
+            time: Date(), action: verdict.decision.permitsRelay ? .reported : .blocked,
+            reason: verdict.decision.reason ?? .chainUntrusted,
+            host: progress.routed.upstream.host.value, port: progress.routed.upstream.port,
+            peerAddress: peer.description, rule: policy.ruleName, policy: rule.kind,
+            enforce: rule.enforce, includeSubdomains: rule.includeSubdomains,
+            knownPins: policy.knownPins, servedChain: verdict.chain.served,
+            clientAddress: client.description, listener: listener,
+            configGeneration: configuration.generation,
+            requestMethod: progress.request.method, requestTarget: progress.routed.pathWithoutQuery,
+            detail: verdict.decision.detail ?? "")
     }
 }

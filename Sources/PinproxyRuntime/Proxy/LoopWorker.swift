@@ -7,12 +7,10 @@ final class SharedDaemonState: @unchecked Sendable {
     let logger: Logger
     let violations: ViolationRecorder
     let openConnections = Atomic<Int>(0)
-    let maxConnectionsOverride: Int?
 
-    init(logger: Logger, violations: ViolationRecorder, maxConnectionsOverride: Int? = nil) {
+    init(logger: Logger, violations: ViolationRecorder) {
         self.logger = logger
         self.violations = violations
-        self.maxConnectionsOverride = maxConnectionsOverride
     }
 }
 
@@ -27,7 +25,7 @@ struct ListenerDescriptor: Sendable {
 /// own duplicate of the process's socket for that address, `ListeningSocket`),
 /// client sessions, resolver, upstream pool and TLS sessions. Nothing here is
 /// touched from another thread except through `loop.execute`.
-final class LoopWorker {
+final class LoopWorker: IdleSocketDelegate {
     let loop: EventLoop
     let resolver: DNSResolver
     let pool = UpstreamPool()
@@ -36,7 +34,7 @@ final class LoopWorker {
     private(set) var isDraining = false
     private var listeners: [ListenerConfiguration: Listener] = [:]
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
-    /// Accepted connections that have not sent anything yet (see `WaitingClient`).
+    /// Accepted connections that have not sent anything yet, by their socket.
     private var waiting: [ObjectIdentifier: WaitingClient] = [:]
     private var drainCompletion: (() -> Void)?
 
@@ -86,53 +84,55 @@ final class LoopWorker {
     var boundAddresses: [String] { listeners.values.map { $0.boundAddress.description } }
 
     private func accept(_ fd: Int32, peer: SocketAddress, listener: ListenerContext) {
-        let limit = shared.maxConnectionsOverride ?? configuration.limits.maxConnections
         let open = shared.openConnections.add(1, ordering: .relaxed).newValue
-        if open > limit || isDraining {
+        if open > configuration.limits.maxConnections || isDraining {
             shared.openConnections.subtract(1, ordering: .relaxed)
-            let answer = CloseReason(isDraining ? .shuttingDown : .connectionLimit, in: .idle).answer!.serialise()
+            let reason = CloseReason(isDraining ? .shuttingDown : .connectionLimit, in: .idle)
+            logger.log(reason.severity == .warning ? .warning : .debug, reason.subsystem, "\(peer) \(reason)")
             // Best effort on a fresh socket: the answer fits in its send buffer.
-            _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if let answer = reason.answer?.serialise() {
+                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
             close(fd)
             return
         }
         SocketOptions.disableNagle(fd)
-        let client = WaitingClient(worker: self, descriptor: fd, peer: peer, listener: listener,
-                                   headTimeout: configuration.timeouts.requestHeader)
-        guard client.isWaiting else {
+        let socket = IdleSocket(loop: loop, descriptor: fd, timeout: configuration.timeouts.requestHeader, delegate: self)
+        guard socket.isWaiting else {
             shared.openConnections.subtract(1, ordering: .relaxed)
-            client.close()
+            socket.close()
             return
         }
-        waiting[ObjectIdentifier(client)] = client
+        waiting[ObjectIdentifier(socket)] = WaitingClient(socket: socket, peer: peer, listener: listener,
+                                                          headDeadline: .now + configuration.timeouts.requestHeader)
     }
 
-    /// A waiting client's first bytes (or its close) arrived: it becomes a session,
-    /// which reads them at once, with what is left of the request-header timeout.
-    func waitingClientSentBytes(_ waitingClient: WaitingClient) {
-        guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient)) != nil else { return }
-        let descriptor = waitingClient.handOver()
-        guard let client = BufferEvent.socket(loop: loop, descriptor: descriptor) else {
+    /// A waiting client's first bytes (or its close) arrived: it becomes a
+    /// session, which reads them at once, with what is left of the
+    /// request-header timeout. Nothing arrived in time: it is closed without
+    /// an answer, as a session with an empty buffer is.
+    func idleSocketDidFire(_ socket: IdleSocket, timedOut: Bool) {
+        guard let waitingClient = waiting.removeValue(forKey: ObjectIdentifier(socket)) else { return }
+        guard !timedOut else {
+            socket.close()
             shared.openConnections.subtract(1, ordering: .relaxed)
-            close(descriptor)
+            return
+        }
+        guard let client = PlainStream(loop: loop, descriptor: socket.handOver()) else {
+            shared.openConnections.subtract(1, ordering: .relaxed)
             return
         }
         let session = ClientSession(worker: self, listener: waitingClient.listener, client: client,
                                     clientAddress: waitingClient.peer)
         sessions[ObjectIdentifier(session)] = session
         session.start(headDeadline: waitingClient.headDeadline)
-        session.readArrivedBytes()
-    }
-
-    /// Nothing arrived within the request-header timeout: closed without an
-    /// answer, as a session with an empty buffer is.
-    func waitingClientTimedOut(_ waitingClient: WaitingClient) {
-        closeWaiting(waitingClient)
+        // The bytes are there: read them now, not a loop turn later.
+        client.readNow()
     }
 
     private func closeWaiting(_ waitingClient: WaitingClient) {
-        guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient)) != nil else { return }
-        waitingClient.close()
+        guard waiting.removeValue(forKey: ObjectIdentifier(waitingClient.socket)) != nil else { return }
+        waitingClient.socket.close()
         shared.openConnections.subtract(1, ordering: .relaxed)
     }
 
@@ -140,19 +140,6 @@ final class LoopWorker {
         guard sessions.removeValue(forKey: ObjectIdentifier(session)) != nil else { return }
         shared.openConnections.subtract(1, ordering: .relaxed)
         if isDraining && sessions.isEmpty { finishDrain() }
-    }
-
-    /// True when `endpoint` names one of this daemon's own listeners: a
-    /// request there would loop back into pinproxy.
-    func isOwnListener(_ endpoint: Endpoint) -> Bool {
-        func isLoopbackName(_ host: HostName) -> Bool {
-            host.value == "localhost" || host.value == "127.0.0.1" || host.value == "::1"
-        }
-        for listener in configuration.configuration.listeners where listener.address.port == endpoint.port {
-            if listener.address.host == endpoint.host { return true }
-            if isLoopbackName(endpoint.host) && isLoopbackName(listener.address.host) { return true }
-        }
-        return false
     }
 
     func record(_ event: ViolationEvent, then: @escaping () -> Void) {
@@ -190,14 +177,14 @@ final class LoopWorker {
         listeners.removeAll()
         pool.closeAll()
         for client in Array(waiting.values) { closeWaiting(client) }
-        for session in Array(sessions.values) { session.closeIfIdle() }
+        for session in Array(sessions.values) { session.drain() }
         if sessions.isEmpty { finishDrain() }
     }
 
     /// Closes every remaining client (the shutdown timeout ran out).
     func closeAllSessions() {
         for client in Array(waiting.values) { closeWaiting(client) }
-        for session in Array(sessions.values) { session.close() }
+        for session in Array(sessions.values) { session.closeNow() }
     }
 
     private func finishDrain() {

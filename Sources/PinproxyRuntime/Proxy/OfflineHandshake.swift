@@ -19,20 +19,15 @@ enum OfflineHandshake {
                          at time: Date?, maxDepth: Int? = nil) throws -> TrustVerdict {
         guard let leaf = served.first else { throw RuntimeError.message("the chain holds no certificate") }
         let now = time ?? Date()
-        var verdict: TrustVerdict?
-        let handshake = policy.handshake(host: host, port: port) { chain in
-            let decided = policy.verdict(for: chain, now: now)
-            verdict = decided
-            return decided.decision.permitsRelay
-        }
+        let handshake = policy.handshake(host: host, port: port)
+        handshake.evaluationTime = now
         if policy.policy.ocspStapling != .off { handshake.stapleBeforeStatus = .unavailableOffline }
         let context = try X509StoreContext(store: policy.context.trustStore, leaf: leaf, untrusted: served,
                                            at: now, like: policy.context, maxDepth: maxDepth)
         _ = handshake.didReceiveCertificates(in: context.pointer)
-        if let verdict { return verdict }
-        // `disable` accepts without evaluating, as in the handshake.
-        let chain = PeerChain(served: served.map(\.facts), verified: nil, chainFailure: nil, signingPath: [],
-                              hostMatches: false)
-        return TrustVerdict(evaluation: .trusted, decision: .allow, chain: chain)
+        guard var verdict = handshake.verdict else { throw RuntimeError.message("the check gave no verdict") }
+        // `disable` gathers no facts in a handshake; the probe still shows what was served.
+        if verdict.chain.served.isEmpty { verdict.chain.served = served.map(\.facts) }
+        return verdict
     }
 }

@@ -143,23 +143,7 @@ public enum PolicyProbe {
             report.detail = "\(error)"
             return report
         }
-        report.servedChain = verdict.chain.served
-        report.verifiedChain = verdict.chain.verified
-        report.evaluated = prepared.policy.kind != .disable
-        report.reason = verdict.decision.reason
-        switch verdict.decision {
-        case .allow:
-            report.verdict = .accepted
-            report.detail = prepared.policy.kind == .disable
-                ? "policy disable: the chain was not evaluated"
-                : "every check of the \(prepared.policy.kind.rawValue) policy passed"
-        case .allowAndReport(_, let detail):
-            report.verdict = .acceptedReportOnly
-            report.detail = detail
-        case .block(_, let detail):
-            report.verdict = .rejected
-            report.detail = detail
-        }
+        record(verdict, policy: prepared, into: &report)
         if report.evaluated, prepared.policy.ocspStapling != .off {
             report.notEvaluated = "the OCSP staple (ocsp_stapling \"\(prepared.policy.ocspStapling.rawValue)\"): only a live handshake carries one"
         }
@@ -217,34 +201,10 @@ public enum PolicyProbe {
             report.detail = "no answer within the configured connect and handshake timeouts"
         case let .success(success):
             report.peerAddress = success.connection.peer.description
-            if let verdict = success.reported {
-                report.verdict = .acceptedReportOnly
-                report.reason = verdict.decision.reason
-                report.detail = verdict.decision.detail ?? ""
-                report.evaluated = true
-                report.servedChain = verdict.chain.served
-                report.verifiedChain = verdict.chain.verified
-            } else {
-                report.verdict = .accepted
-                if let chain = success.connection.handshake.peerChain {
-                    report.evaluated = true
-                    report.servedChain = chain.served
-                    report.verifiedChain = chain.verified
-                    report.detail = "every check of the \(policy.policy.kind.rawValue) policy passed"
-                } else {
-                    report.detail = policy.policy.kind == .disable
-                        ? "policy disable: the chain was not evaluated"
-                        : "the chain was not evaluated (resumed session)"
-                }
-            }
+            record(success.connection.handshake.verdict, policy: policy, into: &report)
         case let .failure(.blocked(verdict, peer)):
-            report.verdict = .rejected
             report.peerAddress = peer.description
-            report.reason = verdict.decision.reason
-            report.detail = verdict.decision.detail ?? ""
-            report.evaluated = true
-            report.servedChain = verdict.chain.served
-            report.verifiedChain = verdict.chain.verified
+            record(verdict, policy: policy, into: &report)
         case let .failure(.dns(text)):
             report.detail = "DNS: \(text)"
         case let .failure(.refused(text)):
@@ -253,6 +213,33 @@ public enum PolicyProbe {
             report.detail = "timeout: \(text)"
         case let .failure(.tls(text)):
             report.detail = "TLS: \(text)"
+        }
+    }
+
+    /// What the handshake's one verdict says, live or offline; nil when the
+    /// handshake verified nothing (a resumed session).
+    private static func record(_ verdict: TrustVerdict?, policy: PreparedPolicy, into report: inout ProbeReport) {
+        guard let verdict else {
+            report.verdict = .accepted
+            report.detail = "the chain was not evaluated (resumed session)"
+            return
+        }
+        report.evaluated = policy.policy.kind != .disable
+        report.servedChain = verdict.chain.served
+        report.verifiedChain = verdict.chain.verified
+        report.reason = verdict.decision.reason
+        switch verdict.decision {
+        case .allow:
+            report.verdict = .accepted
+            report.detail = policy.policy.kind == .disable
+                ? "policy disable: the chain was not evaluated"
+                : "every check of the \(policy.policy.kind.rawValue) policy passed"
+        case let .allowAndReport(_, detail):
+            report.verdict = .acceptedReportOnly
+            report.detail = detail
+        case let .block(_, detail):
+            report.verdict = .rejected
+            report.detail = detail
         }
     }
 }

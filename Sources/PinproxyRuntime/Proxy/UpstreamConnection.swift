@@ -33,55 +33,66 @@ struct PoolKey: Hashable {
     }
 
     func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
+
+    /// The upstream this key connects to.
+    var endpoint: Endpoint { Endpoint(host: host, port: port) }
 }
 
 /// Receives an upstream connection's I/O while a client exchange owns it.
 protocol UpstreamConnectionDelegate: AnyObject {
     func upstreamDidRead(_ connection: UpstreamConnection)
-    func upstreamDidWrite(_ connection: UpstreamConnection)
-    func upstream(_ connection: UpstreamConnection, didReport events: BufferEventEvents)
+    func upstreamDidDrain(_ connection: UpstreamConnection)
+    func upstream(_ connection: UpstreamConnection, didEnd ending: StreamEnd)
 }
 
 /// A verified TLS connection to an upstream, in use by one exchange or idle in
-/// the pool. Owns its bufferevent (which owns the socket and the `SSL`) and
-/// the handshake state the `SSL`'s verify callback points at.
-final class UpstreamConnection: BufferEventDelegate {
+/// the pool. Owns its stream (which owns the socket and the `SSL`) and the
+/// handshake state the `SSL`'s callbacks point at, and frees the stream first.
+final class UpstreamConnection: ByteStreamDelegate {
     let key: PoolKey
     let peer: SocketAddress
-    let bufferEvent: BufferEvent
-    /// Kept alive as long as the `SSL`, whose ex_data points at it unretained.
+    let stream: TLSStream
+    /// Kept alive as long as the `SSL`, whose ex_data points at it unretained;
+    /// holds the handshake's one verdict.
     let handshake: UpstreamHandshake
     /// The session using this connection, or the pool holding it idle.
-    /// Unowned (no side table on the session, see `BufferEvent.delegate`):
-    /// a session sets it when it attaches and clears it when it lets go
-    /// (`finishIfDone`, `Exchange.abandonUpstream`); the pool outlives its connections.
+    /// Unowned (no side table on the session): a session sets it when it
+    /// attaches and clears it when it lets go; the pool outlives its connections.
     unowned var delegate: UpstreamConnectionDelegate?
     /// Exchanges completed on this connection (0 = fresh from a handshake).
     var completedExchanges = 0
+    /// `timeouts.idle` of the generation that made it: its read and write
+    /// timeout in use and idle in the pool alike.
+    let idleTimeout: EventTimeout
 
-    init(key: PoolKey, peer: SocketAddress, bufferEvent: BufferEvent, handshake: UpstreamHandshake) {
+    init(key: PoolKey, peer: SocketAddress, stream: TLSStream, handshake: UpstreamHandshake, idleTimeout: EventTimeout) {
         self.key = key
         self.peer = peer
-        self.bufferEvent = bufferEvent
+        self.stream = stream
         self.handshake = handshake
-        bufferEvent.delegate = self
-        // One read(2) per burst of records instead of two per record
-        // (`BufferEvent` makes sure none is left waiting).
-        bufferEvent.enableTLSReadAhead()
+        self.idleTimeout = idleTimeout
     }
 
     deinit {
-        // Free the SSL (through its bufferevent) before the handshake it points at.
-        bufferEvent.free()
+        // Free the SSL (with its stream) before the handshake it points at.
+        stream.close()
     }
 
-    func close() { bufferEvent.free() }
-
-    var isOpen: Bool { bufferEvent.isOpen }
-
-    func bufferEventDidRead(_ event: BufferEvent) { delegate?.upstreamDidRead(self) }
-    func bufferEventDidWrite(_ event: BufferEvent) { delegate?.upstreamDidWrite(self) }
-    func bufferEvent(_ event: BufferEvent, didReport events: BufferEventEvents) {
-        delegate?.upstream(self, didReport: events)
+    /// Takes over the stream's events from the connector once the handshake
+    /// is done; from here on OpenSSL reads ahead (one `read(2)` per burst of
+    /// records instead of two per record; `TLSStream` makes sure none waits).
+    func didConnect() {
+        stream.delegate = self
+        stream.enableReadAhead()
+        stream.setReadHighWatermark(RelayLimits.highWatermark)
+        stream.setWriteTimeout(idleTimeout)
     }
+
+    func close() { stream.close() }
+
+    var isOpen: Bool { stream.isOpen }
+
+    func streamDidRead(_ stream: ByteStream) { delegate?.upstreamDidRead(self) }
+    func streamDidDrain(_ stream: ByteStream) { delegate?.upstreamDidDrain(self) }
+    func stream(_ stream: ByteStream, didEnd ending: StreamEnd) { delegate?.upstream(self, didEnd: ending) }
 }

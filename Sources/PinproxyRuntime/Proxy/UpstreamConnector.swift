@@ -1,14 +1,6 @@
 import Foundation
 import PinproxyCore
 
-/// What the trust evaluation inside a handshake found and decided, with the
-/// evidence a violation event needs.
-struct TrustVerdict {
-    var evaluation: TrustEvaluation
-    var decision: TrustDecision
-    var chain: PeerChain
-}
-
 /// Why no verified upstream connection could be made (SPEC §3 statuses).
 enum UpstreamFailure: Error {
     case dns(String)
@@ -23,7 +15,7 @@ enum UpstreamFailure: Error {
 /// overrides and IP literals), TCP connect (each address in resolver order),
 /// TLS handshake with the policy evaluated inside it. Reports exactly once,
 /// on the loop, unless cancelled.
-final class UpstreamConnector: BufferEventDelegate {
+final class UpstreamConnector: ByteStreamDelegate {
     struct Success {
         var connection: UpstreamConnection
         /// Set when report-only mode let a failing server through.
@@ -46,7 +38,6 @@ final class UpstreamConnector: BufferEventDelegate {
     private var lastConnectFailure = UpstreamFailure.refused("no address")
     private var peer: SocketAddress?
     private var pending: UpstreamConnection?
-    private var verdict: TrustVerdict?
     private var handshakeTimer: Timer?
 
     init(loop: EventLoop, resolver: DNSResolver, pool: UpstreamPool, target: Endpoint, connectTo override: Endpoint?,
@@ -121,68 +112,63 @@ final class UpstreamConnector: BufferEventDelegate {
 
     private func startHandshake(descriptor: Int32, address: SocketAddress) {
         peer = address
-        let handshake = policy.handshake(host: target.host, port: target.port) { [weak self] chain in
-            self?.decide(chain) ?? false
-        }
+        // The policy's check runs inside the handshake, in the verify callback
+        // (and again in the OCSP status callback); the handshake keeps the verdict.
+        let handshake = policy.handshake(host: target.host, port: target.port)
         let key = self.key
         if resumesSessions {
             handshake.onNewSession = { [weak pool] session in pool?.store(session, for: key) }
         }
-        let ssl: OpaquePointer
+        let connection: TLSConnection
         do {
-            ssl = try policy.context.makeSSL(for: handshake, resuming: resumesSessions ? pool.session(for: key) : nil)
+            connection = try policy.context.makeConnection(for: handshake,
+                                                           resuming: resumesSessions ? pool.session(for: key) : nil)
         } catch {
             close(descriptor)
             finish(.failure(.tls("\(error)")))
             return
         }
-        guard let bufferEvent = BufferEvent.tlsClient(loop: loop, descriptor: descriptor, ssl: ssl) else {
-            finish(.failure(.tls("cannot create a TLS bufferevent")))
+        guard let stream = TLSStream(loop: loop, descriptor: descriptor, connectingWith: connection) else {
+            finish(.failure(.tls("cannot create a TLS stream")))
             return
         }
-        let connection = UpstreamConnection(key: key, peer: address, bufferEvent: bufferEvent, handshake: handshake)
-        bufferEvent.delegate = self
-        pending = connection
-        bufferEvent.enableReadWrite()
+        let upstream = UpstreamConnection(key: key, peer: address, stream: stream, handshake: handshake,
+                                          idleTimeout: EventTimeout(timeouts.idle))
+        stream.delegate = self
+        pending = upstream
+        stream.startHandshake()
         handshakeTimer = Timer(loop: loop) { [weak self] in
             self?.finish(.failure(.timedOut("TLS handshake with \(address) timed out")))
         }
         handshakeTimer?.schedule(after: timeouts.handshake)
     }
 
-    /// Called by the verify callback (and again by the OCSP status callback),
-    /// inside the handshake, before any application byte can be written: the
-    /// single place a decision is made. The last call's verdict stands.
-    private func decide(_ chain: PeerChain) -> Bool {
-        let verdict = policy.verdict(for: chain, now: Date())
-        self.verdict = verdict
-        return verdict.decision.permitsRelay
+    func streamDidRead(_ stream: ByteStream) {}
+    func streamDidDrain(_ stream: ByteStream) {}
+
+    func streamDidConnect(_ stream: ByteStream) {
+        guard let connection = pending else { return }
+        pending = nil
+        handshakeTimer?.cancel()
+        connection.didConnect()
+        let verdict = connection.handshake.verdict
+        let reported = verdict.flatMap { $0.decision.permitsRelay && $0.decision.reason != nil ? $0 : nil }
+        if reported != nil {
+            // Resuming a session skips verification: a server let through
+            // in report-only mode must be evaluated (and reported) again.
+            pool.forgetSession(for: key)
+        }
+        finish(.success(Success(connection: connection, reported: reported)))
     }
 
-    func bufferEventDidRead(_ event: BufferEvent) {}
-    func bufferEventDidWrite(_ event: BufferEvent) {}
-
-    func bufferEvent(_ event: BufferEvent, didReport events: BufferEventEvents) {
+    func stream(_ stream: ByteStream, didEnd ending: StreamEnd) {
         guard let connection = pending else { return }
-        if events.contains(.connected) {
-            pending = nil
-            handshakeTimer?.cancel()
-            connection.delegate = nil
-            event.delegate = connection
-            let reported = verdict.flatMap { $0.decision.permitsRelay && $0.decision.reason != nil ? $0 : nil }
-            if reported != nil {
-                // Resuming a session skips verification: a server let through
-                // in report-only mode must be evaluated (and reported) again.
-                pool.forgetSession(for: key)
-            }
-            finish(.success(Success(connection: connection, reported: reported)))
-            return
-        }
-        if let verdict, !verdict.decision.permitsRelay, let peer {
+        if let verdict = connection.handshake.verdict, !verdict.decision.permitsRelay, let peer {
             finish(.failure(.blocked(verdict, peer: peer)))
+        } else if case let .tlsFailed(detail) = ending {
+            finish(.failure(.tls(detail)))
         } else {
-            let detail = OpenSSLErrorText.describe(event.openSSLError)
-            finish(.failure(.tls(detail.isEmpty ? "TLS handshake with \(peer.map { "\($0)" } ?? "upstream") failed (\(events))" : detail)))
+            finish(.failure(.tls("TLS handshake with \(peer.map { "\($0)" } ?? "upstream") failed (\(ending))")))
         }
     }
 

@@ -29,7 +29,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// Parks a connection whose exchange ended cleanly, unless `limit` idle
     /// connections for its key are parked already (`upstream_reuse.idle_per_host`).
     func put(_ connection: UpstreamConnection, keepingAtMost limit: Int) {
-        guard connection.isOpen, connection.bufferEvent.inputLength == 0, limit > 0 else { connection.close(); return }
+        guard connection.isOpen, connection.stream.input.isEmpty, limit > 0 else { connection.close(); return }
         if let index = idle.index(forKey: connection.key) {
             guard idle.values[index].count < limit else { connection.close(); return }
             idle.values[index].append(connection)
@@ -38,9 +38,9 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         }
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs,
-        // restarted by the read that completed the response: one setting for
-        // in use and idle saves an event_add per request.
-        connection.bufferEvent.enableReadIfDisabled()
+        // restarted by the read that completed the response: the same timeout
+        // for in use and idle, so reading goes on without re-arming it.
+        connection.stream.startReading(timeout: connection.idleTimeout)
     }
 
     func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
@@ -75,6 +75,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
 
     // An idle connection must stay silent: data, EOF, error or timeout retire it.
     func upstreamDidRead(_ connection: UpstreamConnection) { remove(connection) }
-    func upstreamDidWrite(_ connection: UpstreamConnection) {}
-    func upstream(_ connection: UpstreamConnection, didReport events: BufferEventEvents) { remove(connection) }
+    func upstreamDidDrain(_ connection: UpstreamConnection) {}
+    func upstream(_ connection: UpstreamConnection, didEnd ending: StreamEnd) { remove(connection) }
 }

@@ -206,11 +206,11 @@ let policyCases: [PolicyCase] = [
 struct PolicyEvaluationTests {
     @Test("every policy case reaches its exact evaluation and decision", arguments: policyCases)
     func decides(_ row: PolicyCase) {
-        let (evaluation, decision) = PolicyEvaluation.evaluate(row.chain, policy: row.policy,
-                                                                material: row.material,
-                                                                publicSuffixes: P.publicSuffixes, now: row.now)
-        #expect(decision == row.expected)
-        #expect(evaluation == row.expectedEvaluation)
+        let check = TrustCheck(policy: row.policy, material: row.material, publicSuffixes: P.publicSuffixes)
+        let verdict = check.verdict(for: row.chain, now: row.now)
+        #expect(verdict.decision == row.expected)
+        #expect(verdict.evaluation == row.expectedEvaluation)
+        #expect(verdict.chain == row.chain)
     }
 
     @Test("a built evaluator switches from pinned to unpinned at the expiry instant")

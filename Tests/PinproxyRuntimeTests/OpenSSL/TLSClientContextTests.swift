@@ -8,14 +8,16 @@ import PinproxyCore
 struct TLSClientContextTests {
     private let host = HostName("api.example.com")!
 
-    /// A context and handshake for `policy`, trusting `chain`'s root as the "system" store.
+    /// A context and handshake for `policy`, trusting `chain`'s root as the
+    /// "system" store, whose check decides with `decide` over the facts.
     private func handshake(_ chain: TestPKI.Chain, policy: TrustPolicy = .standard,
-                           decide: @escaping (PeerChain) -> Bool = { $0.chainFailure == nil && $0.hostMatches })
+                           decide: @escaping @Sendable (PeerChain) -> Bool = { $0.chainFailure == nil && $0.hostMatches })
         throws -> (TLSClientContext, UpstreamHandshake) {
         let material = try PolicyMaterial.load(for: policy)
         let context = try TLSClientContext(policy: policy, material: material,
                                            trustStore: TrustStore.anchors([chain.root.certificate]))
-        let handshake = UpstreamHandshake(host: host, port: 443, policy: policy, material: material, decide: decide)
+        let check = TrustCheck(policy: policy, evaluator: DecidingEvaluator(decide: decide))
+        let handshake = UpstreamHandshake(host: host, port: 443, check: check, material: material)
         return (context, handshake)
     }
 
@@ -33,24 +35,23 @@ struct TLSClientContextTests {
         #expect(outcome.negotiatedVersion == "TLSv1.3")
         #expect(outcome.alpn == "http/1.1")
         #expect(outcome.serverApplicationBytes == InMemoryHandshake.request.count)
-        #expect(!handshake.rejectedByPolicy)
-        #expect(handshake.peerChain?.verified?.count == 3)
+        #expect(handshake.verdict?.decision == .allow)
+        #expect(handshake.verdict?.chain.verified?.count == 3)
     }
 
     @Test("decide = false aborts the handshake and no application byte reaches the server",
           arguments: [TLSVersionFloor.tls12, .tls13])
     func rejectionLeaksNothing(version: TLSVersionFloor) throws {
         let chain = try TestPKI.chain()
-        var seen: PeerChain?
-        let (context, handshake) = try handshake(chain, decide: { seen = $0; return false })
+        let (context, handshake) = try handshake(chain, decide: { _ in false })
         var server = server(chain)
         server.maxVersion = version == .tls12 ? TLS1_2_VERSION : 0
         let outcome = try InMemoryHandshake.run(context: context, handshake: handshake, server: server)
         #expect(!outcome.completed)
         #expect(outcome.serverApplicationBytes == 0)
-        #expect(handshake.rejectedByPolicy)
-        #expect(seen?.served == handshake.peerChain?.served)
-        #expect(seen?.served.first?.subject == "CN=api.example.com")
+        #expect(handshake.verdict?.decision.permitsRelay == false)
+        // The verdict carries the facts the check saw.
+        #expect(handshake.verdict?.chain.served.first?.subject == "CN=api.example.com")
     }
 
     @Test("a server signed by another root is handed over as untrusted and refused")
@@ -61,7 +62,7 @@ struct TLSClientContextTests {
         let outcome = try InMemoryHandshake.run(context: context, handshake: handshake, server: server(attacker))
         #expect(!outcome.completed)
         #expect(outcome.serverApplicationBytes == 0)
-        #expect(handshake.peerChain?.chainFailure == .untrusted(detail: "unable to get local issuer certificate"))
+        #expect(handshake.verdict?.chain.chainFailure == .untrusted(detail: "unable to get local issuer certificate"))
     }
 
     @Test("an anchors policy trusts its own CA instead of the system store")
@@ -77,12 +78,19 @@ struct TLSClientContextTests {
         #expect(try !InMemoryHandshake.run(context: context, handshake: refused, server: server(system)).completed)
     }
 
-    @Test("disable accepts without evaluating: no chain is built")
+    @Test("disable accepts without evaluating: its check runs, and no chain facts are gathered")
     func disablePolicy() throws {
         let chain = try TestPKI.chain(validity: .expired)
-        let (context, handshake) = try handshake(chain, policy: TrustPolicy(kind: .disable), decide: { _ in false })
+        let policy = TrustPolicy(kind: .disable)
+        let material = try PolicyMaterial.load(for: policy)
+        let context = try TLSClientContext(policy: policy, material: material, trustStore: TrustStore.anchors([]))
+        // The production check of `disable` (PolicyEvaluation's DisabledEvaluator), not a test decision.
+        let check = TrustCheck(policy: policy, material: PinMaterial(), publicSuffixes: try PublicSuffixList(text:
+            "// ===BEGIN ICANN DOMAINS===\ncom\n// ===END ICANN DOMAINS===\n"))
+        let handshake = UpstreamHandshake(host: host, port: 443, check: check, material: material)
         #expect(try InMemoryHandshake.run(context: context, handshake: handshake, server: server(chain)).completed)
-        #expect(handshake.peerChain?.served.count == nil)
+        #expect(handshake.verdict?.decision == .allow)
+        #expect(handshake.verdict?.chain.served.isEmpty == true)
     }
 
     @Test("min_tls_version 1.3 fails against a TLS 1.2-only server")
@@ -93,7 +101,7 @@ struct TLSClientContextTests {
         server.maxVersion = TLS1_2_VERSION
         let outcome = try InMemoryHandshake.run(context: context, handshake: handshake, server: server)
         #expect(!outcome.completed)
-        #expect(handshake.peerChain?.served.count == nil)
+        #expect(handshake.verdict?.chain.served.count == nil)
     }
 
     @Test("require_forward_secrecy refuses a TLS 1.2 server offering only RSA key exchange",
@@ -146,6 +154,15 @@ struct TLSClientContextTests {
         #expect(resumed.completed)
         #expect(resumed.sessionReused)
         // A resumed session skips certificate verification: no chain is evaluated.
-        #expect(second.peerChain?.served.count == nil)
+        #expect(second.verdict == nil)
+    }
+}
+
+/// A trust evaluator that decides with a closure: the tests' hand on the handshake's verdict.
+struct DecidingEvaluator: TrustEvaluator {
+    let decide: @Sendable (PeerChain) -> Bool
+
+    func evaluate(_ chain: PeerChain, now: Date) -> TrustEvaluation {
+        decide(chain) ? .trusted : .failed(reason: .chainUntrusted, detail: "refused by the test")
     }
 }

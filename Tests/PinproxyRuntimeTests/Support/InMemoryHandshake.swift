@@ -45,8 +45,8 @@ enum InMemoryHandshake {
     static func run(context: TLSClientContext, handshake: UpstreamHandshake, server: ServerContext,
                     resuming session: TLSSessionHandle? = nil) throws -> Outcome {
         let serverContext = server.pointer
-        let client = try context.makeSSL(for: handshake, resuming: session)
-        defer { SSL_free(client) }
+        let connection = try context.makeConnection(for: handshake, resuming: session)
+        let client = connection.pointer
         guard let serverSSL = SSL_new(serverContext) else { throw OpenSSLError.drain("server SSL_new") }
         defer { SSL_free(serverSSL) }
         var clientBIO: OpaquePointer?

@@ -1,0 +1,14 @@
+/// What one handshake's trust evaluation found and decided, with the
+/// evidence a violation event needs: the value the handshake owns and the
+/// connector, the session and `probe` read.
+public struct TrustVerdict: Sendable, Hashable {
+    public var evaluation: TrustEvaluation
+    public var decision: TrustDecision
+    public var chain: PeerChain
+
+    public init(evaluation: TrustEvaluation, decision: TrustDecision, chain: PeerChain) {
+        self.evaluation = evaluation
+        self.decision = decision
+        self.chain = chain
+    }
+}

@@ -1,17 +1,16 @@
 /// What the executor of a `SessionMachine` must do, in order. The machine
 /// decides; the executor only moves bytes, arms timers and talks to the pool.
 public enum SessionAction: Sendable, Hashable {
-    /// Remove the `count` bytes of a parsed request head from the client input.
-    case consumeRequestHead(count: Int)
     /// Wait for (more of) a request head: with `idle`, up to `timeouts.idle`
     /// (nothing of a head yet); else until the request-header deadline, which
     /// starts with the first byte of a head (at accept for the first request).
     case awaitRequestHead(idle: Bool)
     /// Parse the buffered client bytes again (a request may be waiting behind the last).
     case readRequestHead
-    /// Take a verified connection for `upstream` under `rule` from the pool,
-    /// or make one; report `upstreamReady` or `upstreamFailed`.
-    case acquireUpstream(Endpoint, rule: String)
+    /// Remove the `consumedHead` bytes of the request head from the client
+    /// input, and take a verified connection for `upstream` under `rule` from
+    /// the pool, or make one; report `upstreamReady` or `upstreamFailed`.
+    case startExchange(consumedHead: Int, upstream: Endpoint, rule: String)
     /// Make a fresh connection (the pooled one was found closed); report as for `acquireUpstream`.
     case reconnectUpstream
     /// Build and record the violation event of this exchange's verdict (and
@@ -19,14 +18,17 @@ public enum SessionAction: Sendable, Hashable {
     case recordViolation(blocking: Bool)
     /// Write these bytes (the request head) to the upstream now.
     case sendRequestHead([UInt8])
-    /// Write these bytes (an interim response) to the client now.
+    /// Write these bytes (pinproxy's own interim response) to the client now.
     case sendInterimResponse([UInt8])
-    /// Remove the `count` bytes of a parsed response head from the upstream input.
-    case consumeResponseHead(count: Int)
-    /// Write the final response head to the client and relay its body by
-    /// `framing`; `dropsChunkFraming` passes chunk data without chunk lines
-    /// (a 1.0 client gets the body delimited by close).
-    case sendResponseHead([UInt8], framing: BodyFraming, dropsChunkFraming: Bool)
+    /// Remove the `consumedHead` bytes of an interim response head from the
+    /// upstream input, write `relayed` (when the client may see it) to the
+    /// client now, and go on relaying the response.
+    case relayInterimResponse([UInt8]?, consumedHead: Int)
+    /// Remove the `consumedHead` bytes of the final response head from the
+    /// upstream input, write these bytes to the client, and relay the body by
+    /// `framing` (`dropsChunkFraming`: chunk data without chunk lines, for a
+    /// 1.0 client, which gets the body delimited by close).
+    case sendResponseHead([UInt8], consumedHead: Int, framing: BodyFraming, dropsChunkFraming: Bool)
     /// Start (or continue) moving the request body upstream; report `requestBody`.
     case relayRequestBody
     /// Parse (or continue relaying) what the upstream sent; report
@@ -35,6 +37,9 @@ public enum SessionAction: Sendable, Hashable {
     /// The exchange no longer needs its upstream connection: park it in the
     /// pool (`reuse`) or close it.
     case releaseUpstream(reuse: Bool)
+    /// The exchange is complete and the connection persists: release the
+    /// upstream connection as `releaseUpstream` does, and read the next head.
+    case nextRequest(reuseUpstream: Bool)
     /// Stop reading from the client and write `reason`'s answer (if any),
     /// then close once the output is written.
     case answerAndClose(CloseReason)

@@ -2,11 +2,10 @@
 /// an exchange ends (RFC 9112 §6.3, §9.3, §9.6; RFC 9110 §15.2).
 extension SessionMachine {
     mutating func requestBody(_ body: BodyProgress, into actions: inout [SessionAction]) {
-        guard case var .exchanging(progress) = state, !progress.requestComplete else { return }
+        guard exchange?.requestComplete == false else { return }
         switch body {
         case .complete:
-            progress.requestComplete = true
-            state = .exchanging(progress)
+            exchange?.requestComplete = true
             finishIfDone(into: &actions)
         case let .invalid(error):
             // Before the head went upstream nothing was sent (SPEC §3); after
@@ -19,25 +18,20 @@ extension SessionMachine {
     }
 
     mutating func responseHead(_ result: HeadParseResult<HTTPResponseHead>, into actions: inout [SessionAction]) {
-        guard case var .exchanging(progress) = state, case .attached = progress.upstream, !progress.responseHeadSent
-        else { return }
-        let upstream = progress.routed.upstream
+        guard case .attached? = exchange?.upstream, exchange?.responseHeadSent == false,
+              let upstream = exchange?.routed.upstream else { return }
         switch result {
         case .incomplete:
             return
         case let .invalid(error):
             return end(CloseReason(.invalidResponse(upstream, reason: error.reason), in: .response), into: &actions)
         case let .complete(head, consumed):
-            actions.append(.consumeResponseHead(count: consumed))
             if head.isInformational {
                 // RFC 9110 §15.2: a 1.0 client must not receive 1xx responses.
-                if clientVersion == .http11 {
-                    actions.append(.sendInterimResponse(
-                        ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true)))
-                    progress.responseStarted = true
-                }
-                state = .exchanging(progress)
-                actions.append(.relayResponse)
+                let relayed = clientVersion == .http11
+                    ? ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true) : nil
+                if relayed != nil { exchange?.responseStarted = true }
+                actions.append(.relayInterimResponse(relayed, consumedHead: consumed))
                 return
             }
             // RFC 9112 §9.6: an early final response to an upload still under
@@ -45,30 +39,28 @@ extension SessionMachine {
             // from a next request); a body delimited by close ends it too; a
             // chunked body cannot reach a 1.0 client except delimited by close.
             let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked
-            progress.clientKeepAlive = progress.clientKeepAlive && head.bodyFraming != .untilClose
-                && progress.requestComplete && !dechunked
-            progress.upstreamKeepsAlive = head.wantsKeepAlive && head.bodyFraming != .untilClose
-            progress.responseDelimitedByClose = head.bodyFraming == .untilClose
-            progress.responseStarted = true
-            progress.responseHeadSent = true
-            state = .exchanging(progress)
+            let keepAlive = exchange?.clientKeepAlive == true && head.bodyFraming != .untilClose
+                && exchange?.requestComplete == true && !dechunked
+            exchange?.clientKeepAlive = keepAlive
+            exchange?.upstreamKeepsAlive = head.wantsKeepAlive && head.bodyFraming != .untilClose
+            exchange?.responseDelimitedByClose = head.bodyFraming == .untilClose
+            exchange?.responseStarted = true
+            exchange?.responseHeadSent = true
             actions.append(.sendResponseHead(
-                ClientResponseWriter.serialise(head, clientVersion: clientVersion, keepAlive: progress.clientKeepAlive),
-                framing: head.bodyFraming, dropsChunkFraming: clientVersion == .http10))
-            actions.append(.relayResponse)
+                ClientResponseWriter.serialise(head, clientVersion: clientVersion, keepAlive: keepAlive),
+                consumedHead: consumed, framing: head.bodyFraming, dropsChunkFraming: clientVersion == .http10))
         }
     }
 
     mutating func responseBody(_ body: BodyProgress, into actions: inout [SessionAction]) {
-        guard case var .exchanging(progress) = state, progress.responseHeadSent, !progress.responseComplete else { return }
+        guard exchange?.responseHeadSent == true, exchange?.responseComplete == false,
+              let upstream = exchange?.routed.upstream else { return }
         switch body {
         case .complete:
-            progress.responseComplete = true
-            state = .exchanging(progress)
+            exchange?.responseComplete = true
             finishIfDone(into: &actions)
         case let .invalid(error):
-            end(CloseReason(.invalidResponse(progress.routed.upstream, reason: error.reason), in: .responseBody),
-                into: &actions)
+            end(CloseReason(.invalidResponse(upstream, reason: error.reason), in: .responseBody), into: &actions)
         case .needMore:
             break
         }
@@ -84,11 +76,11 @@ extension SessionMachine {
             } else {
                 actions.append(.readRequestHead)
             }
-        case let .exchanging(progress):
+        case .exchanging:
             // The rest of the body may already be buffered (half-close after a
             // complete upload): the pump decides. Before the upstream is
             // attached, its attach pumps and the short body ends it then.
-            if !progress.requestComplete, case .attached = progress.upstream { actions.append(.relayRequestBody) }
+            if exchange?.requestComplete == false, case .attached? = exchange?.upstream { actions.append(.relayRequestBody) }
         case .closed:
             break
         }
@@ -98,17 +90,20 @@ extension SessionMachine {
     /// to the pool when its response allowed it, and the client connection
     /// serves the next request or closes.
     mutating func finishIfDone(into actions: inout [SessionAction]) {
-        guard case let .exchanging(progress) = state, progress.responseComplete else { return }
-        guard progress.requestComplete else {
+        guard exchange?.responseComplete == true else { return }
+        guard exchange?.requestComplete == true else {
             // An early final response (413, 401 …) while the upload went on:
             // neither connection is at a message boundary.
             return end(CloseReason(.completed, in: .responseBody), into: &actions)
         }
-        actions.append(.releaseUpstream(reuse: progress.upstreamKeepsAlive))
+        let keepAlive = exchange?.clientKeepAlive == true
+        let reuse = exchange?.upstreamKeepsAlive == true
         state = .awaitingHead
-        if progress.clientKeepAlive {
-            actions.append(.readRequestHead)
+        exchange = nil
+        if keepAlive {
+            actions.append(.nextRequest(reuseUpstream: reuse))
         } else {
+            actions.append(.releaseUpstream(reuse: reuse))
             end(CloseReason(.completed, in: .responseBody), into: &actions)
         }
     }
@@ -121,6 +116,7 @@ extension SessionMachine {
         releaseAttachedUpstream(into: &actions)
         let cut = exchange?.responseStarted == true && reason.answer != nil
         state = .closed
+        exchange = nil
         actions.append(cut ? .close(reason) : .answerAndClose(reason))
     }
 
@@ -129,12 +125,11 @@ extension SessionMachine {
     mutating func abort(_ reason: CloseReason, into actions: inout [SessionAction]) {
         releaseAttachedUpstream(into: &actions)
         state = .closed
+        exchange = nil
         actions.append(.close(reason))
     }
 
     private func releaseAttachedUpstream(into actions: inout [SessionAction]) {
-        if case let .exchanging(progress) = state, case .attached = progress.upstream {
-            actions.append(.releaseUpstream(reuse: false))
-        }
+        if case .attached? = exchange?.upstream { actions.append(.releaseUpstream(reuse: false)) }
     }
 }

@@ -16,13 +16,17 @@ public struct SessionMachine: Sendable {
     public enum State: Sendable, Hashable {
         /// Waiting for a request head (between requests, or before the first).
         case awaitingHead
-        /// One request and its response are under way.
-        case exchanging(ExchangeProgress)
+        /// One request and its response are under way (`exchange`).
+        case exchanging
         /// Ended: the close (or answer and close) was emitted.
         case closed
     }
 
     public internal(set) var state = State.awaitingHead
+    /// The exchange under way while `exchanging` (kept outside `State`, so
+    /// that each event changes its fields in place instead of copying it out
+    /// of the enum and back: every copy retains the head's strings and arrays).
+    public internal(set) var exchange: ExchangeProgress?
     /// The listener's mode: forward (absolute-form or Host) or a fixed upstream.
     public let mode: ListenerConfiguration.Mode
     /// The version of the last request head, for the status lines of answers and responses.
@@ -32,12 +36,6 @@ public struct SessionMachine: Sendable {
 
     public init(mode: ListenerConfiguration.Mode) {
         self.mode = mode
-    }
-
-    /// The current exchange, if any.
-    public var exchange: ExchangeProgress? {
-        if case let .exchanging(progress) = state { return progress }
-        return nil
     }
 
     /// Feeds one event; appends what to do to `actions` (reused by the caller,
@@ -52,8 +50,8 @@ public struct SessionMachine: Sendable {
         case let .upstreamFailed(failure):
             upstreamFailed(failure, into: &actions)
         case .violationRecorded:
-            guard case let .exchanging(progress) = state, case let .blocked(reason) = progress.upstream else { return }
-            end(CloseReason(.trustBlocked(progress.routed.upstream, reason), in: .connect), into: &actions)
+            guard case let .blocked(reason)? = exchange?.upstream, let upstream = exchange?.routed.upstream else { return }
+            end(CloseReason(.trustBlocked(upstream, reason), in: .connect), into: &actions)
         case let .requestBody(progress):
             requestBody(progress, into: &actions)
         case let .responseHead(result):
@@ -63,7 +61,7 @@ public struct SessionMachine: Sendable {
         case let .clientEnded(buffered):
             clientEnded(buffered: buffered, into: &actions)
         case let .clientTimedOut(buffered):
-            if case .exchanging = state {
+            if state == .exchanging {
                 abort(CloseReason(.clientTimedOut, in: phase), into: &actions)
             } else if buffered == 0 {
                 // A connection that never began a head is closed without an answer (SPEC §3).
@@ -82,13 +80,10 @@ public struct SessionMachine: Sendable {
 
     /// Where the connection is, for a `CloseReason`.
     public var phase: CloseReason.Phase {
-        switch state {
-        case .awaitingHead, .closed: .idle
-        case let .exchanging(progress):
-            switch progress.upstream {
-            case .acquiring, .blocked: .connect
-            case .attached: progress.responseHeadSent ? .responseBody : .response
-            }
+        switch exchange?.upstream {
+        case nil: .idle
+        case .acquiring?, .blocked?: .connect
+        case .attached?: exchange?.responseHeadSent == true ? .responseBody : .response
         }
     }
 
@@ -112,14 +107,13 @@ public struct SessionMachine: Sendable {
         case let .invalid(error):
             end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
         case let .complete(head, consumed):
-            actions.append(.consumeRequestHead(count: consumed))
             clientVersion = head.version
-            begin(head, rules: rules, draining: draining, into: &actions)
+            begin(head, consumed: consumed, rules: rules, draining: draining, into: &actions)
         }
     }
 
     /// Routes a complete head (SPEC §3) and starts its exchange, or refuses it.
-    private mutating func begin(_ head: HTTPRequestHead, rules: RequestRules, draining: Bool,
+    private mutating func begin(_ head: HTTPRequestHead, consumed: Int, rules: RequestRules, draining: Bool,
                                 into actions: inout [SessionAction]) {
         let routing: Result<RoutedRequest, HTTPError>
         switch mode {
@@ -143,26 +137,26 @@ public struct SessionMachine: Sendable {
         case .deny:
             return end(CloseReason(.requestDenied(routed.upstream.host), in: .requestHead), into: &actions)
         }
-        let progress = ExchangeProgress(request: head, routed: routed, rule: rule,
-                                        clientKeepAlive: head.wantsKeepAlive && !draining)
-        state = .exchanging(progress)
-        actions.append(.acquireUpstream(routed.upstream, rule: rule))
+        exchange = ExchangeProgress(request: head, routed: routed, rule: rule,
+                                    clientKeepAlive: head.wantsKeepAlive && !draining)
+        state = .exchanging
+        actions.append(.startExchange(consumedHead: consumed, upstream: routed.upstream, rule: rule))
     }
 
     // MARK: the upstream
 
     private mutating func upstreamReady(pooled: Bool, reported: Bool, into actions: inout [SessionAction]) {
-        guard case var .exchanging(progress) = state, progress.upstream == .acquiring else { return }
-        progress.upstream = .attached(pooled: pooled)
-        state = .exchanging(progress)
+        guard exchange?.upstream == .acquiring, let request = exchange?.request, let routed = exchange?.routed,
+              let requestComplete = exchange?.requestComplete else { return }
+        exchange?.upstream = .attached(pooled: pooled)
         if reported { actions.append(.recordViolation(blocking: false)) }
-        actions.append(.sendRequestHead(UpstreamRequestWriter.serialise(progress.request, routed: progress.routed)))
-        if progress.request.continueIsForProxy && clientVersion == .http11 && !progress.requestComplete {
+        actions.append(.sendRequestHead(UpstreamRequestWriter.serialise(request, routed: routed)))
+        if request.continueIsForProxy && clientVersion == .http11 && !requestComplete {
             // The expectation was addressed to pinproxy and not forwarded: the
             // request is on its way, so pinproxy answers it (RFC 9110 §10.1.1).
             actions.append(.sendInterimResponse(Self.continueResponse))
         }
-        if !progress.requestComplete { actions.append(.relayRequestBody) }
+        if !requestComplete { actions.append(.relayRequestBody) }
         actions.append(.relayResponse)
     }
 
@@ -170,8 +164,7 @@ public struct SessionMachine: Sendable {
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private mutating func upstreamFailed(_ failure: UpstreamFailureKind, into actions: inout [SessionAction]) {
-        guard case var .exchanging(progress) = state, progress.upstream == .acquiring else { return }
-        let upstream = progress.routed.upstream
+        guard exchange?.upstream == .acquiring, let upstream = exchange?.routed.upstream else { return }
         let cause: CloseReason.Cause
         switch failure {
         case let .dns(detail): cause = .dnsFailed(upstream, detail: detail)
@@ -180,8 +173,7 @@ public struct SessionMachine: Sendable {
         case let .tls(detail): cause = .tlsFailed(upstream, detail: detail)
         case let .blocked(reason):
             // The 502 waits until the violation event is durable (SPEC §4).
-            progress.upstream = .blocked(reason)
-            state = .exchanging(progress)
+            exchange?.upstream = .blocked(reason)
             actions.append(.recordViolation(blocking: true))
             return
         }
@@ -189,24 +181,22 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func upstreamEnded(_ ending: UpstreamEnd, into actions: inout [SessionAction]) {
-        guard case var .exchanging(progress) = state, case let .attached(pooled) = progress.upstream else { return }
-        let upstream = progress.routed.upstream
-        if ending.closedCleanly && progress.responseDelimitedByClose {
+        guard case let .attached(pooled)? = exchange?.upstream, let upstream = exchange?.routed.upstream else { return }
+        if ending.closedCleanly && exchange?.responseDelimitedByClose == true {
             // The close ends the body: relay what came with it, and the exchange
             // is done; the client learns the end from the close too.
             actions.append(.relayResponse)
             return end(CloseReason(.completed, in: .responseBody), into: &actions)
         }
-        if progress.responseStarted {
+        if exchange?.responseStarted == true {
             // Mid-body: the client sees a truncated message, as the connection closes.
             return abort(CloseReason(.upstreamEndedMidResponse(upstream), in: phase), into: &actions)
         }
-        if pooled && progress.isRetriable && ending.buffered == 0 && !ending.timedOut {
+        if pooled && exchange?.isRetriable == true && ending.buffered == 0 && !ending.timedOut {
             // RFC 9112 §9.3.1: a pooled connection the server had closed; the
             // idempotent request, of which nothing was answered, goes again once.
             actions.append(.releaseUpstream(reuse: false))
-            progress.upstream = .acquiring
-            state = .exchanging(progress)
+            exchange?.upstream = .acquiring
             actions.append(.reconnectUpstream)
             return
         }

@@ -102,8 +102,9 @@ final class PlainStream: ByteStream {
             // Adding a pending event again only reschedules its timeout (no epoll_ctl).
             event_add(readEvent, &value)
         } else if readArmed && hadTimeout {
-            // libevent keeps a pending timeout when re-added without one: remove it.
-            disarmRead()
+            // libevent keeps a pending timeout when re-added without one; removing
+            // only the timer leaves the socket's epoll registration alone.
+            event_remove_timer(readEvent)
         }
         updateReadInterest()
     }

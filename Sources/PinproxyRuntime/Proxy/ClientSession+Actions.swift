@@ -6,17 +6,16 @@ import PinproxyCore
 extension ClientSession {
     func perform(_ action: SessionAction) {
         switch action {
-        case let .consumeRequestHead(count):
-            client.input.drain(count)
+        case let .startExchange(consumedHead, endpoint, rule):
+            client.input.drain(consumedHead)
             headDeadline = nil
             // During an exchange there is no read timeout: a long download sends nothing.
             client.startReading(timeout: nil)
+            acquireUpstream(endpoint, rule: rule)
         case let .awaitRequestHead(idle):
             awaitRequestHead(idle: idle)
         case .readRequestHead:
             readRequestHead()
-        case let .acquireUpstream(endpoint, rule):
-            acquireUpstream(endpoint, rule: rule)
         case .reconnectUpstream:
             if let exchange { connect(exchange) }
         case let .recordViolation(blocking):
@@ -26,17 +25,28 @@ extension ClientSession {
         case let .sendInterimResponse(bytes):
             client.write(bytes)
             client.flush()
-        case let .consumeResponseHead(count):
-            exchange?.upstream?.stream.input.drain(count)
-        case let .sendResponseHead(bytes, framing, dropsChunkFraming):
+        case let .relayInterimResponse(relayed, consumedHead):
+            exchange?.upstream?.stream.input.drain(consumedHead)
+            if let relayed {
+                client.write(relayed)
+                client.flush()
+            }
+            relayResponse()
+        case let .sendResponseHead(bytes, consumedHead, framing, dropsChunkFraming):
+            exchange?.upstream?.stream.input.drain(consumedHead)
             client.write(bytes)
             exchange?.responseBody = BodyRelay(framing: framing, dropsChunkFraming: dropsChunkFraming)
+            // The body follows the head in the same write where it is already here.
+            relayResponse()
         case .relayRequestBody:
             pumpRequestBody()
         case .relayResponse:
             relayResponse()
         case let .releaseUpstream(reuse):
             releaseUpstream(reuse: reuse)
+        case let .nextRequest(reuseUpstream):
+            releaseUpstream(reuse: reuseUpstream)
+            readRequestHead()
         case let .answerAndClose(reason):
             finish(reason, answering: true)
         case let .close(reason):
@@ -74,70 +84,6 @@ extension ClientSession {
         handle(.requestHead(result, buffered: buffered, rules: configuration.rules, draining: worker.isDraining))
     }
 
-    // MARK: the upstream
-
-    private func acquireUpstream(_ endpoint: Endpoint, rule: String) {
-        let configuration = worker.configuration
-        guard let progress = machine.exchange, let policy = configuration.policy(forRule: rule) else { return }
-        let exchange = Exchange(request: progress.request, upstream: endpoint, policy: policy, configuration: configuration)
-        self.exchange = exchange
-        // SPEC §3: chunk framing that arrived with the head is checked before anything goes upstream.
-        if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
-            return handle(.requestBody(.invalid(error)))
-        }
-        if let pooled = worker.pool.take(exchange.poolKey) {
-            attach(pooled, to: exchange, pooled: true, reported: false)
-        } else {
-            connect(exchange)
-        }
-    }
-
-    private func connect(_ exchange: Exchange) {
-        let configuration = exchange.configuration.configuration
-        let target = exchange.poolKey.endpoint
-        exchange.connector = UpstreamConnector(
-            loop: worker.loop, resolver: worker.resolver, pool: worker.pool, target: target,
-            connectTo: configuration.resolveOverrides[target], key: exchange.poolKey, policy: exchange.policy,
-            timeouts: configuration.timeouts, resumesSessions: configuration.upstreamReuse.tlsSessions
-        ) { [weak self, weak exchange] result in
-            guard let self, let exchange, self.exchange === exchange else { return }
-            exchange.connector = nil
-            switch result {
-            case let .success(success):
-                exchange.verdict = success.reported
-                self.attach(success.connection, to: exchange, pooled: false, reported: success.reported != nil)
-            case let .failure(failure):
-                self.handle(.upstreamFailed(Self.kind(of: failure, in: exchange)))
-            }
-        }
-    }
-
-    private static func kind(of failure: UpstreamFailure, in exchange: Exchange) -> UpstreamFailureKind {
-        switch failure {
-        case let .dns(detail): return .dns(detail)
-        case let .refused(detail): return .refused(detail)
-        case let .timedOut(detail): return .timedOut(detail)
-        case let .tls(detail): return .tls(detail)
-        case let .blocked(verdict, peer):
-            exchange.verdict = verdict
-            exchange.blockedPeer = peer
-            return .blocked(verdict.decision.reason ?? .chainUntrusted)
-        }
-    }
-
-    /// Takes `connection` into the exchange, after checking the body bytes
-    /// that came meanwhile (still nothing has gone upstream).
-    private func attach(_ connection: UpstreamConnection, to exchange: Exchange, pooled: Bool, reported: Bool) {
-        exchange.upstream = connection
-        connection.delegate = self
-        connection.stream.setWriteLowWatermark(0)
-        connection.stream.startReading(timeout: connection.idleTimeout)
-        if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
-            return handle(.requestBody(.invalid(error)))
-        }
-        handle(.upstreamReady(pooled: pooled, reported: reported))
-    }
-
     private func releaseUpstream(reuse: Bool) {
         guard let exchange, let upstream = exchange.upstream else { return }
         exchange.upstream = nil
@@ -165,21 +111,14 @@ extension ClientSession {
     // MARK: the bodies
 
     func pumpRequestBody() {
-        guard let exchange, let upstream = exchange.upstream, machine.exchange?.requestComplete == false else { return }
-        let progress = exchange.requestBody.pump(from: client.input, to: upstream.stream.output)
-        upstream.stream.flush()
-        if progress == .needMore, upstream.stream.output.count >= RelayLimits.highWatermark {
-            exchange.requestPaused = true
-            client.stopReading()
-            upstream.stream.setWriteLowWatermark(RelayLimits.lowWatermark)
-        }
+        guard machine.exchange?.requestComplete == false, let progress = exchange?.pumpRequest(from: client) else { return }
         handle(.requestBody(progress))
     }
 
     /// Parses the response head until a final one is sent, then moves the body.
     func relayResponse() {
         guard let exchange, let upstream = exchange.upstream else { return }
-        guard var body = exchange.responseBody else {
+        guard exchange.responseBody != nil else {
             let limits = HeadLimits(maxHeaderBytes: exchange.configuration.limits.maxHeaderBytes,
                                     maxTargetBytes: exchange.configuration.limits.maxRequestTargetBytes)
             let method = machine.exchange?.request.method ?? "GET"
@@ -188,16 +127,6 @@ extension ClientSession {
             }
             return handle(.responseHead(result))
         }
-        let progress = body.pump(from: upstream.stream.input, to: client.output)
-        exchange.responseBody = body
-        // Before the watermark check: only what the socket refused counts, and
-        // a pause leaves the write event armed so the drain resumes the relay.
-        client.flush()
-        if progress == .needMore, client.output.count >= RelayLimits.highWatermark {
-            exchange.responsePaused = true
-            upstream.stream.stopReading()
-            client.setWriteLowWatermark(RelayLimits.lowWatermark)
-        }
-        handle(.responseBody(progress))
+        handle(.responseBody(exchange.pumpResponse(to: client)))
     }
 }

@@ -127,12 +127,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
             if client.output.isEmpty { closeNow() }
             return
         }
-        if let exchange, exchange.responsePaused, let upstream = exchange.upstream {
-            exchange.responsePaused = false
-            client.setWriteLowWatermark(0)
-            upstream.stream.startReading(timeout: upstream.idleTimeout)
-            relayResponse()
-        }
+        if exchange?.resumeResponse(client: client) == true { relayResponse() }
     }
 
     func stream(_ stream: ByteStream, didEnd ending: StreamEnd) {
@@ -149,11 +144,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     func upstreamDidRead(_ connection: UpstreamConnection) { relayResponse() }
 
     func upstreamDidDrain(_ connection: UpstreamConnection) {
-        guard let exchange, exchange.requestPaused else { return }
-        exchange.requestPaused = false
-        connection.stream.setWriteLowWatermark(0)
-        client.startReading(timeout: nil)
-        pumpRequestBody()
+        if exchange?.resumeRequest(client: client) == true { pumpRequestBody() }
     }
 
     func upstream(_ connection: UpstreamConnection, didEnd ending: StreamEnd) {

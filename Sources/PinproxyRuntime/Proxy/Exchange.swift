@@ -24,12 +24,65 @@ final class Exchange {
     /// Upstream reading paused because the client output is full.
     var responsePaused = false
 
-    init(request: HTTPRequestHead, upstream endpoint: Endpoint, policy: PreparedPolicy, configuration: ActiveConfiguration) {
+    init(bodyFraming: BodyFraming, upstream endpoint: Endpoint, policy: PreparedPolicy, configuration: ActiveConfiguration) {
         self.policy = policy
         self.configuration = configuration
         poolKey = PoolKey(host: endpoint.host, port: endpoint.port, rule: policy.ruleName,
                           generation: configuration.generation)
-        requestBody = BodyRelay(framing: request.bodyFraming)
+        requestBody = BodyRelay(framing: bodyFraming)
+    }
+
+    // MARK: the bodies, with back-pressure both ways (SPEC §3)
+
+    /// Moves what `client` sent of the request body upstream; when the
+    /// upstream's output is full, stops reading the client until it drains
+    /// (`resumeRequest`). Nil without an upstream connection.
+    func pumpRequest(from client: ByteStream) -> BodyProgress? {
+        guard let upstream else { return nil }
+        let progress = requestBody.pump(from: client.input, to: upstream.stream.output)
+        upstream.stream.flush()
+        if progress == .needMore, upstream.stream.output.count >= RelayLimits.highWatermark {
+            requestPaused = true
+            client.stopReading()
+            upstream.stream.setWriteLowWatermark(RelayLimits.lowWatermark)
+        }
+        return progress
+    }
+
+    /// Moves what the upstream sent of the response body to `client`; when the
+    /// client's output is full, stops reading the upstream until it drains
+    /// (`resumeResponse`). Call only once the response body's relay exists.
+    func pumpResponse(to client: ByteStream) -> BodyProgress {
+        guard let upstream, var body = responseBody else { return .needMore }
+        let progress = body.pump(from: upstream.stream.input, to: client.output)
+        responseBody = body
+        // Before the watermark check: only what the socket refused counts, and
+        // a pause leaves the write event armed so the drain resumes the relay.
+        client.flush()
+        if progress == .needMore, client.output.count >= RelayLimits.highWatermark {
+            responsePaused = true
+            upstream.stream.stopReading()
+            client.setWriteLowWatermark(RelayLimits.lowWatermark)
+        }
+        return progress
+    }
+
+    /// The upstream drained: reading the client again. False when nothing was paused.
+    func resumeRequest(client: ByteStream) -> Bool {
+        guard requestPaused, let upstream else { return false }
+        requestPaused = false
+        upstream.stream.setWriteLowWatermark(0)
+        client.startReading(timeout: nil)
+        return true
+    }
+
+    /// The client drained: reading the upstream again. False when nothing was paused.
+    func resumeResponse(client: ByteStream) -> Bool {
+        guard responsePaused, let upstream else { return false }
+        responsePaused = false
+        client.setWriteLowWatermark(0)
+        upstream.stream.startReading(timeout: upstream.idleTimeout)
+        return true
     }
 
     /// Cancels a connection attempt, or closes the attached connection

@@ -29,7 +29,7 @@ struct SessionFailureTests {
         var script = SessionScript()
         let denyUnlisted = SessionScript.rules(PolicyTable(rules: [], defaultPolicy: .deny))
         let actions = script.head(request, rules: request.contains("denied.example") ? denyUnlisted : rules)
-        #expect(!actions.contains { if case .acquireUpstream = $0 { true } else { false } })
+        #expect(!actions.contains { if case .startExchange = $0 { true } else { false } })
         #expect(Self.answer(actions)?.status == status && Self.answer(actions)?.error == error, "\(actions)")
         #expect(script.machine.state == .closed)
     }
@@ -132,7 +132,7 @@ struct SessionFailureTests {
         _ = delimited.head(Self.get, rules: rules)
         _ = delimited.feed(.upstreamReady(pooled: false, reported: false))
         let head = delimited.response("HTTP/1.1 200 OK\r\n\r\n")
-        guard case let .sendResponseHead(bytes, framing, _) = head[1] else { Issue.record("\(head)"); return }
+        guard case let .sendResponseHead(bytes, _, framing, _) = head.first else { Issue.record("\(head)"); return }
         #expect(framing == .untilClose && String(decoding: bytes, as: UTF8.self).contains("Connection: close"))
         #expect(delimited.feed(Self.ended()) == [.relayResponse, .releaseUpstream(reuse: false),
                                                  .answerAndClose(CloseReason(.completed, in: .responseBody))])

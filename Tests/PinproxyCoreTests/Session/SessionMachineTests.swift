@@ -11,17 +11,16 @@ struct SessionMachineTests {
         var script = SessionScript()
         let request = "GET http://api.example.com/a HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
         #expect(script.head(request, rules: rules)
-                == [.consumeRequestHead(count: request.utf8.count), .acquireUpstream(SessionScript.api, rule: "default_policy")])
+                == [.startExchange(consumedHead: request.utf8.count, upstream: SessionScript.api, rule: "default_policy")])
         let ready = script.feed(.upstreamReady(pooled: false, reported: false))
         #expect(ready == [.sendRequestHead(Array("GET /a HTTP/1.1\r\nHost: api.example.com\r\nVia: 1.1 pinproxy\r\n\r\n".utf8)),
                           .relayResponse])
         let response = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
         let head = script.response(response)
-        #expect(head == [.consumeResponseHead(count: response.utf8.count),
-                         .sendResponseHead(Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nVia: 1.1 pinproxy\r\n\r\n".utf8),
-                                           framing: .contentLength(5), dropsChunkFraming: false),
-                         .relayResponse])
-        #expect(script.feed(.responseBody(.complete)) == [.releaseUpstream(reuse: true), .readRequestHead])
+        #expect(head == [.sendResponseHead(Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nVia: 1.1 pinproxy\r\n\r\n".utf8),
+                                           consumedHead: response.utf8.count, framing: .contentLength(5),
+                                           dropsChunkFraming: false)])
+        #expect(script.feed(.responseBody(.complete)) == [.nextRequest(reuseUpstream: true)])
         #expect(script.feed(.requestHead(.incomplete, buffered: 0, rules: rules, draining: false)) == [.awaitRequestHead(idle: true)])
         #expect(script.machine.state == .awaitingHead)
     }
@@ -49,13 +48,14 @@ struct SessionMachineTests {
         _ = script.feed(.upstreamReady(pooled: true, reported: false))
         let head = script.response(response, method: request.hasPrefix("HEAD") ? "HEAD" : "GET")
         let framing = head.compactMap { action -> BodyFraming? in
-            if case let .sendResponseHead(_, framing, _) = action { return framing } else { return nil }
+            if case let .sendResponseHead(_, _, framing, _) = action { return framing } else { return nil }
         }.first
         // HEAD, 204 and 304 have no body whatever their fields say (RFC 9112 §6.3).
         if request.hasPrefix("HEAD") || response.contains(" 204 ") || response.contains(" 304 ") { #expect(framing == BodyFraming.none) }
         let end = script.feed(.responseBody(.complete))
-        #expect(end.first == .releaseUpstream(reuse: upstreamReused))
-        #expect(end.last == (clientKeepsAlive ? .readRequestHead : .answerAndClose(CloseReason(.completed, in: .responseBody))))
+        #expect(end == (clientKeepsAlive ? [.nextRequest(reuseUpstream: upstreamReused)]
+                                         : [.releaseUpstream(reuse: upstreamReused),
+                                            .answerAndClose(CloseReason(.completed, in: .responseBody))]))
     }
 
     @Test("pipelined requests are served one at a time, in order")
@@ -64,18 +64,19 @@ struct SessionMachineTests {
         let first = "GET http://api.example.com/1 HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
         let second = "GET http://api.example.com/2 HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
         // Both arrive at once: only the first head is consumed and started.
-        #expect(script.head(first, buffered: first.utf8.count + second.utf8.count, rules: rules).first
-                == .consumeRequestHead(count: first.utf8.count))
+        #expect(script.head(first, buffered: first.utf8.count + second.utf8.count, rules: rules)
+                == [.startExchange(consumedHead: first.utf8.count, upstream: SessionScript.api, rule: "default_policy")])
         // While the first is under way, nothing reads the second.
         #expect(script.feed(.clientEnded(buffered: second.utf8.count)) == [])
         _ = script.feed(.upstreamReady(pooled: false, reported: false))
         _ = script.response("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        #expect(script.feed(.responseBody(.complete)) == [.releaseUpstream(reuse: true), .readRequestHead])
+        #expect(script.feed(.responseBody(.complete)) == [.nextRequest(reuseUpstream: true)])
         // The half-closed client still gets its second answer, then the connection ends.
-        #expect(script.head(second, rules: rules).last == .acquireUpstream(SessionScript.api, rule: "default_policy"))
+        #expect(script.head(second, rules: rules)
+                == [.startExchange(consumedHead: second.utf8.count, upstream: SessionScript.api, rule: "default_policy")])
         _ = script.feed(.upstreamReady(pooled: true, reported: false))
         _ = script.response("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        #expect(script.feed(.responseBody(.complete)) == [.releaseUpstream(reuse: true), .readRequestHead])
+        #expect(script.feed(.responseBody(.complete)) == [.nextRequest(reuseUpstream: true)])
         #expect(script.feed(.requestHead(.incomplete, buffered: 0, rules: rules, draining: false))
                 == [.answerAndClose(CloseReason(.completed, in: .idle))])
     }
@@ -88,14 +89,11 @@ struct SessionMachineTests {
             _ = script.feed(.upstreamReady(pooled: false, reported: false))
             let hints = "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
             let interim = script.response(hints)
-            let expected: [SessionAction] = version == "1.1"
-                ? [.consumeResponseHead(count: hints.utf8.count),
-                   .sendInterimResponse(Array("HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\nVia: 1.1 pinproxy\r\n\r\n".utf8)),
-                   .relayResponse]
-                : [.consumeResponseHead(count: hints.utf8.count), .relayResponse]
-            #expect(interim == expected, "HTTP/\(version)")
+            let relayed = Array("HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\nVia: 1.1 pinproxy\r\n\r\n".utf8)
+            #expect(interim == [.relayInterimResponse(version == "1.1" ? relayed : nil, consumedHead: hints.utf8.count)],
+                    "HTTP/\(version)")
             #expect(script.machine.exchange?.responseStarted == (version == "1.1"))
-            #expect(script.response("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").count == 3)
+            #expect(script.response("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").count == 1)
         }
     }
 
@@ -117,7 +115,7 @@ struct SessionMachineTests {
         _ = script.feed(.requestBody(.needMore))
         let head = script.response("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n")
         // The client is told the connection closes.
-        guard case let .sendResponseHead(bytes, _, _) = head[1] else { Issue.record("\(head)"); return }
+        guard case let .sendResponseHead(bytes, _, _, _) = head.first else { Issue.record("\(head)"); return }
         #expect(String(decoding: bytes, as: UTF8.self).contains("Connection: close\r\n"))
         #expect(script.feed(.responseBody(.complete))
                 == [.releaseUpstream(reuse: false), .answerAndClose(CloseReason(.completed, in: .responseBody))])
@@ -138,7 +136,7 @@ struct SessionMachineTests {
         _ = complete.feed(.clientEnded(buffered: 10))
         #expect(complete.feed(.requestBody(.complete)) == [])
         _ = complete.response("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        #expect(complete.feed(.responseBody(.complete)) == [.releaseUpstream(reuse: true), .readRequestHead])
+        #expect(complete.feed(.responseBody(.complete)) == [.nextRequest(reuseUpstream: true)])
     }
 
     @Test("a drain closes a connection between requests and lets an exchange finish")

@@ -8,8 +8,20 @@ import Foundation
 /// pooled upstream connection one case leaves is the one the next request takes.
 final class SmugglingBed: @unchecked Sendable {
     static let shared: SmugglingBed = {
-        do { return try SmugglingBed() } catch { fatalError("the smuggling test bed did not start: \(error)") }
+        do {
+            let bed = try SmugglingBed()
+            // A static is never released: its files and the origin go when the test process exits.
+            atexit { SmugglingBed.shared.tearDown() }
+            return bed
+        } catch {
+            fatalError("the smuggling test bed did not start: \(error)")
+        }
     }()
+
+    private func tearDown() {
+        origin.stop()
+        try? FileManager.default.removeItem(atPath: directory.path)
+    }
 
     let directory: TemporaryDirectory
     let origin: RecordingOrigin

@@ -42,7 +42,11 @@ final class RecordingOrigin: @unchecked Sendable {
         self.port = port
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Kills the origin (it also exits by itself when its parent is gone).
+    func stop() {
+        guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

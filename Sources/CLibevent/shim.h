@@ -30,8 +30,6 @@
 static inline struct event *shim_evtimer_new(struct event_base *b, event_callback_fn cb, void *arg) { return evtimer_new(b, cb, arg); }
 static inline int shim_evtimer_add(struct event *ev, const struct timeval *tv) { return evtimer_add(ev, tv); }
 static inline int shim_evtimer_del(struct event *ev) { return evtimer_del(ev); }
-static inline int shim_evtimer_pending(const struct event *ev, struct timeval *tv) { return evtimer_pending(ev, tv); }
-static inline struct event *shim_evsignal_new(struct event_base *b, int sig, event_callback_fn cb, void *arg) { return evsignal_new(b, sig, cb, arg); }
 static inline int shim_EVUTIL_SOCKET_ERROR(void) { return EVUTIL_SOCKET_ERROR(); }
 
 #endif

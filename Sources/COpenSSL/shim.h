@@ -27,15 +27,10 @@
 // SSL / SSL_CTX control macros.
 static inline long shim_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
 static inline long shim_SSL_CTX_set_mode(SSL_CTX *c, long m) { return SSL_CTX_set_mode(c, m); }
-static inline long shim_SSL_set_mode(SSL *s, long m) { return SSL_set_mode(s, m); }
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *c, int v) { return SSL_CTX_set_min_proto_version(c, v); }
 static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *c, int v) { return SSL_CTX_set_max_proto_version(c, v); }
 static inline long shim_SSL_CTX_set_session_cache_mode(SSL_CTX *c, long m) { return SSL_CTX_set_session_cache_mode(c, m); }
-static inline long shim_SSL_CTX_set1_groups_list(SSL_CTX *c, const char *l) { return SSL_CTX_set1_groups_list(c, l); }
-static inline long shim_SSL_CTX_set1_sigalgs_list(SSL_CTX *c, const char *l) { return SSL_CTX_set1_sigalgs_list(c, l); }
 static inline int shim_SSL_get_ex_new_index(void) { return SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL); }
-static inline int shim_SSL_set_app_data(SSL *s, void *p) { return SSL_set_app_data(s, p); }
-static inline void *shim_SSL_get_app_data(const SSL *s) { return SSL_get_app_data(s); }
 static inline long shim_SSL_CTX_add_extra_chain_cert(SSL_CTX *c, X509 *x) { return SSL_CTX_add_extra_chain_cert(c, x); }
 static inline long shim_SSL_set_tlsext_status_type(SSL *s, int type) { return SSL_set_tlsext_status_type(s, type); }
 static inline long shim_SSL_get_tlsext_status_ocsp_resp(SSL *s, const unsigned char **resp) { return SSL_get_tlsext_status_ocsp_resp(s, resp); }
@@ -44,13 +39,9 @@ static inline long shim_SSL_CTX_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *
 // SSL_OP_* and SSL_MODE_* are built with casts Swift does not import.
 static const uint64_t shim_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
 static const uint64_t shim_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
-static const uint64_t shim_SSL_OP_IGNORE_UNEXPECTED_EOF = SSL_OP_IGNORE_UNEXPECTED_EOF;
-static const uint64_t shim_SSL_OP_NO_TICKET = SSL_OP_NO_TICKET;
 static const long shim_SSL_MODE_RELEASE_BUFFERS = SSL_MODE_RELEASE_BUFFERS;
-static const long shim_SSL_MODE_AUTO_RETRY = SSL_MODE_AUTO_RETRY;
 static const long shim_SSL_SESS_CACHE_CLIENT = SSL_SESS_CACHE_CLIENT;
 static const long shim_SSL_SESS_CACHE_NO_INTERNAL_STORE = SSL_SESS_CACHE_NO_INTERNAL_STORE;
-static const long shim_SSL_SESS_CACHE_OFF = SSL_SESS_CACHE_OFF;
 
 // Typed stacks are macros; forward to the generic stack API.
 static inline int shim_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }
@@ -74,8 +65,5 @@ static inline void shim_sk_X509_CRL_free(STACK_OF(X509_CRL) *sk) { sk_X509_CRL_f
 // Memory and BIO helpers.
 static inline void shim_OPENSSL_free(void *p) { OPENSSL_free(p); }
 static inline long shim_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
-static inline int shim_BIO_reset(BIO *b) { return (int)BIO_reset(b); }
-static inline long shim_BIO_set_close(BIO *b, long c) { return BIO_set_close(b, c); }
-static inline int shim_BIO_pending(BIO *b) { return (int)BIO_pending(b); }
 
 #endif

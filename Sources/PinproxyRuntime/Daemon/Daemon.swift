@@ -96,7 +96,7 @@ public final class Daemon: @unchecked Sendable {
         // Writing to a peer that has gone must be an EPIPE the session handles,
         // never a signal that kills the process: sockets are written by
         // libevent, by OpenSSL's socket BIO and directly
-        // (`BufferEvent.flushOutput`), none of which passes MSG_NOSIGNAL. Even
+        // (`PlainStream`'s writev), none of which passes MSG_NOSIGNAL. Even
         // when the host process keeps its other signals (an embedded daemon).
         signal(SIGPIPE, SIG_IGN)
         AllocatorTuning.apply(environment: options.environment)

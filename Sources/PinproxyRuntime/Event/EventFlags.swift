@@ -6,6 +6,23 @@ enum EventFlags {
     static let read = Int16(EV_READ)
     static let write = Int16(EV_WRITE)
     static let readWrite = Int16(EV_READ | EV_WRITE)
+    static let persistentRead = Int16(EV_READ | EV_PERSIST)
+    static let persistentWrite = Int16(EV_WRITE | EV_PERSIST)
+    static let persistentSignal = Int16(EV_SIGNAL | EV_PERSIST)
+    /// `event_active`'s `res` argument for a write.
+    static let activeWrite = Int32(EV_WRITE)
+
+    /// Whether an event callback's `what` says its timeout ran out.
+    static func timedOut(_ what: Int16) -> Bool { what & Int16(EV_TIMEOUT) != 0 }
+
+    /// A bufferevent event callback's `what`, decoded.
+    struct BufferEventReport {
+        let what: Int16
+        var connected: Bool { what & Int16(BEV_EVENT_CONNECTED) != 0 }
+        var timedOut: Bool { what & Int16(BEV_EVENT_TIMEOUT) != 0 }
+        var whileReading: Bool { what & Int16(BEV_EVENT_READING) != 0 }
+        var failed: Bool { what & Int16(BEV_EVENT_ERROR) != 0 }
+    }
 
     /// Options for a `TLSStream`'s bufferevent: callbacks deferred to the loop
     /// so that a write or free inside a callback never re-enters another; no

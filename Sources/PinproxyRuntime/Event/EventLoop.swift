@@ -31,7 +31,7 @@ final class EventLoop: @unchecked Sendable {
         }
         wakeupDescriptor = descriptor
         // Context: unretained self. The event is freed in deinit, before self is gone.
-        wakeup = event_new(base, descriptor, Int16(EV_READ | EV_PERSIST), EventLoop.wakeupTrampoline,
+        wakeup = event_new(base, descriptor, EventFlags.persistentRead, EventLoop.wakeupTrampoline,
                            Unmanaged.passUnretained(self).toOpaque())
     }
 

@@ -59,6 +59,6 @@ final class IdleSocket {
     private static let trampoline: event_callback_fn = { _, what, context in
         guard let context else { return }
         let socket = Unmanaged<IdleSocket>.fromOpaque(context).takeUnretainedValue()
-        withExtendedLifetime(socket) { socket.delegate.idleSocketDidFire(socket, timedOut: what & Int16(EV_TIMEOUT) != 0) }
+        withExtendedLifetime(socket) { socket.delegate.idleSocketDidFire(socket, timedOut: EventFlags.timedOut(what)) }
     }
 }

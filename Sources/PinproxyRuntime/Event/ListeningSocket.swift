@@ -14,17 +14,12 @@ final class ListeningSocket {
     /// The address actually bound (the port resolved when the config said 0).
     let boundAddress: SocketAddress
 
-    /// Binds `address`: `SO_REUSEADDR` (a restart may bind while old
-    /// connections linger in TIME_WAIT; on Linux it never lets two sockets
-    /// listen on one address), IPv6 sockets IPv6-only.
+    /// Binds `address` (`SO_REUSEADDR`; IPv6 sockets IPv6-only: `SocketOptions`).
     static func bind(_ address: SocketAddress) throws -> ListeningSocket {
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RuntimeError.bind(address.description, errno) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        if address.family == AF_INET6 {
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
-        }
+        SocketOptions.allowAddressReuse(fd)
+        if address.family == AF_INET6 { SocketOptions.restrictToIPv6(fd) }
         let bound = address.withSockaddr { Glibc.bind(fd, $0, $1) }
         guard bound == 0, listen(fd, 1024) == 0 else {
             let code = errno

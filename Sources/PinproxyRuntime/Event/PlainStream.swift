@@ -59,8 +59,8 @@ final class PlainStream: ByteStream {
         // Context: unretained self; both events are freed in close(), which
         // deinit calls, so a callback never finds self gone.
         let context = Unmanaged.passUnretained(self).toOpaque()
-        readEvent = event_new(loop.base, descriptor, Int16(EV_READ | EV_PERSIST), PlainStream.readTrampoline, context)
-        writeEvent = event_new(loop.base, descriptor, Int16(EV_WRITE | EV_PERSIST), PlainStream.writeTrampoline, context)
+        readEvent = event_new(loop.base, descriptor, EventFlags.persistentRead, PlainStream.readTrampoline, context)
+        writeEvent = event_new(loop.base, descriptor, EventFlags.persistentWrite, PlainStream.writeTrampoline, context)
         guard readEvent != nil, writeEvent != nil else {
             close()
             evbuffer_free(inputBuffer)
@@ -224,7 +224,7 @@ final class PlainStream: ByteStream {
             if written < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
                 // Reported by the write event, which finds the same error (never from inside flush).
                 armWrite()
-                event_active(writeEvent, Int32(EV_WRITE), 0)
+                event_active(writeEvent, EventFlags.activeWrite, 0)
                 return
             }
         }
@@ -273,7 +273,7 @@ final class PlainStream: ByteStream {
         guard let context else { return }
         let stream = Unmanaged<PlainStream>.fromOpaque(context).takeUnretainedValue()
         // The delegate may release the stream's last reference inside the callback.
-        withExtendedLifetime(stream) { stream.didFireRead(timedOut: what & Int16(EV_TIMEOUT) != 0) }
+        withExtendedLifetime(stream) { stream.didFireRead(timedOut: EventFlags.timedOut(what)) }
     }
 
     private static let drainTrampoline: evbuffer_cb_func = { _, info, context in
@@ -284,6 +284,6 @@ final class PlainStream: ByteStream {
     private static let writeTrampoline: event_callback_fn = { _, what, context in
         guard let context else { return }
         let stream = Unmanaged<PlainStream>.fromOpaque(context).takeUnretainedValue()
-        withExtendedLifetime(stream) { stream.didFireWrite(timedOut: what & Int16(EV_TIMEOUT) != 0) }
+        withExtendedLifetime(stream) { stream.didFireWrite(timedOut: EventFlags.timedOut(what)) }
     }
 }

@@ -13,7 +13,7 @@ final class SignalSource {
         self.action = action
         self.loop = loop
         // Context: unretained self; the event is freed in deinit.
-        event = event_new(loop.base, signal, Int16(EV_SIGNAL | EV_PERSIST), SignalSource.trampoline,
+        event = event_new(loop.base, signal, EventFlags.persistentSignal, SignalSource.trampoline,
                           Unmanaged.passUnretained(self).toOpaque())
         event_add(event, nil)
     }

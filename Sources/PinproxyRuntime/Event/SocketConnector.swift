@@ -41,7 +41,7 @@ final class SocketConnector {
         if errorCode != 0 || descriptor < 0 {
             let failed = errorCode
             self.pendingError = failed == 0 ? ECONNREFUSED : failed
-            event_active(event, Int32(EV_WRITE), 0)
+            event_active(event, EventFlags.activeWrite, 0)
         } else {
             var tv = timeval(duration: timeout)
             event_add(event, &tv)
@@ -69,7 +69,7 @@ final class SocketConnector {
     private func didFire(_ what: Int16) {
         var code = pendingError
         if code == 0 {
-            if what & Int16(EV_TIMEOUT) != 0 {
+            if EventFlags.timedOut(what) {
                 finish(.failure(.timedOut))
                 return
             }

@@ -9,4 +9,24 @@ enum SocketOptions {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
+
+    /// A restarted daemon may bind while old connections linger in TIME_WAIT;
+    /// on Linux this never lets two sockets listen on one address.
+    static func allowAddressReuse(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// An IPv6 listener takes IPv6 only: `[::]:8080` does not also claim `0.0.0.0:8080`.
+    static func restrictToIPv6(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Blocking reads and writes give up after `timeout` (`pinproxy pins`' one-shot fetch).
+    static func setBlockingTimeouts(_ fd: Int32, _ timeout: Duration) {
+        var interval = timeval(duration: timeout)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+    }
 }

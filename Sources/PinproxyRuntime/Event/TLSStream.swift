@@ -175,15 +175,15 @@ final class TLSStream: ByteStream {
         delegate?.streamDidDrain(self)
     }
 
-    private func didReport(_ events: Int16) {
-        if events & Int16(BEV_EVENT_CONNECTED) != 0 {
+    private func didReport(_ events: EventFlags.BufferEventReport) {
+        if events.connected {
             delegate?.streamDidConnect(self)
             return
         }
         let ending: StreamEnd
-        if events & Int16(BEV_EVENT_TIMEOUT) != 0 {
-            ending = .timedOut(reading: events & Int16(BEV_EVENT_READING) != 0)
-        } else if events & Int16(BEV_EVENT_ERROR) != 0 {
+        if events.timedOut {
+            ending = .timedOut(reading: events.whileReading)
+        } else if events.failed {
             let tlsError = raw.map { OpenSSLErrorText.describe(bufferevent_get_openssl_error($0)) } ?? ""
             let socketError = String(cString: strerror(shim_EVUTIL_SOCKET_ERROR()))
             ending = tlsError.isEmpty ? .failed(socketError) : .tlsFailed(tlsError)
@@ -209,6 +209,6 @@ final class TLSStream: ByteStream {
     private static let eventTrampoline: bufferevent_event_cb = { _, what, context in
         guard let context else { return }
         let stream = Unmanaged<TLSStream>.fromOpaque(context).takeUnretainedValue()
-        withExtendedLifetime(stream) { stream.didReport(what) }
+        withExtendedLifetime(stream) { stream.didReport(EventFlags.BufferEventReport(what: what)) }
     }
 }

@@ -113,9 +113,7 @@ public final class ServedChainFetcher {
             guard code == 0 else { throw Failure(description: "connect to \(address): \(String(cString: strerror(code)))") }
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        var interval = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        SocketOptions.setBlockingTimeouts(fd, .seconds(timeout.components.seconds))
     }
 
     /// `SSL_connect` on the connected socket with SNI = `serverName`; the peer's chain.

@@ -10,14 +10,8 @@ final class TLSSessionHandle: @unchecked Sendable {
     /// The owned reference; never null.
     let pointer: OpaquePointer
 
-    /// Adopts a reference already counted for us (the new-session callback returning 1).
+    /// Adopts a reference already counted for us (`SSL_SESSION_dup`'s new session).
     init(takingOwnership pointer: OpaquePointer) {
-        self.pointer = pointer
-    }
-
-    /// Takes a new reference to a session someone else owns.
-    init(retaining pointer: OpaquePointer) {
-        SSL_SESSION_up_ref(pointer)
         self.pointer = pointer
     }
 

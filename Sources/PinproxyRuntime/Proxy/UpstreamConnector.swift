@@ -117,7 +117,8 @@ final class UpstreamConnector: ByteStreamDelegate {
         let handshake = policy.handshake(host: target.host, port: target.port)
         let key = self.key
         if resumesSessions {
-            handshake.onNewSession = { [weak pool] session in pool?.store(session, for: key) }
+            // Unowned, as `pool` is here: the pool lives as long as its loop, longer than any handshake on it.
+            handshake.onNewSession = { [unowned pool] session in pool.store(session, for: key) }
         }
         let connection: TLSConnection
         do {

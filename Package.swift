@@ -29,11 +29,10 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CGlibcMalloc"),
-        .target(name: "CEventInternals", dependencies: ["CLibevent"]),
         .target(name: "PinproxyCore", swiftSettings: releaseSettings),
         .target(
             name: "PinproxyRuntime",
-            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc", "CEventInternals"],
+            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc"],
             swiftSettings: releaseSettings
         ),
         .executableTarget(

@@ -27,6 +27,7 @@
 // SSL / SSL_CTX control macros.
 static inline long shim_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
 static inline long shim_SSL_CTX_set_mode(SSL_CTX *c, long m) { return SSL_CTX_set_mode(c, m); }
+static inline long shim_SSL_set_mode(SSL *s, long m) { return SSL_set_mode(s, m); }
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *c, int v) { return SSL_CTX_set_min_proto_version(c, v); }
 static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *c, int v) { return SSL_CTX_set_max_proto_version(c, v); }
 static inline long shim_SSL_CTX_set_session_cache_mode(SSL_CTX *c, long m) { return SSL_CTX_set_session_cache_mode(c, m); }
@@ -39,7 +40,10 @@ static inline long shim_SSL_CTX_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *
 // SSL_OP_* and SSL_MODE_* are built with casts Swift does not import.
 static const uint64_t shim_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
 static const uint64_t shim_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
+static const uint64_t shim_SSL_OP_IGNORE_UNEXPECTED_EOF = SSL_OP_IGNORE_UNEXPECTED_EOF;
 static const long shim_SSL_MODE_RELEASE_BUFFERS = SSL_MODE_RELEASE_BUFFERS;
+static const long shim_SSL_MODE_ENABLE_PARTIAL_WRITE = SSL_MODE_ENABLE_PARTIAL_WRITE;
+static const long shim_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER = SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
 static const long shim_SSL_SESS_CACHE_CLIENT = SSL_SESS_CACHE_CLIENT;
 static const long shim_SSL_SESS_CACHE_NO_INTERNAL_STORE = SSL_SESS_CACHE_NO_INTERNAL_STORE;
 
@@ -65,5 +69,7 @@ static inline void shim_sk_X509_CRL_free(STACK_OF(X509_CRL) *sk) { sk_X509_CRL_f
 // Memory and BIO helpers.
 static inline void shim_OPENSSL_free(void *p) { OPENSSL_free(p); }
 static inline long shim_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
+static inline long shim_BIO_set_mem_eof_return(BIO *b, long v) { return BIO_set_mem_eof_return(b, v); }
+static inline int shim_BIO_pending(BIO *b) { return (int)BIO_pending(b); }
 
 #endif

@@ -20,7 +20,7 @@ final class EventLoop: @unchecked Sendable {
         guard let config = event_config_new() else { throw RuntimeError.system("event_config_new", errno) }
         defer { event_config_free(config) }
         // The changelist coalesces add/remove pairs within one loop turn into
-        // a single epoll_ctl (a bufferevent toggles read/write interest often).
+        // a single epoll_ctl (a stream may stop and start reading within one callback).
         event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue) | Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
         guard let base = event_base_new_with_config(config) else { throw RuntimeError.system("event_base_new", errno) }
         self.base = base

@@ -3,9 +3,8 @@ import Foundation
 
 /// One non-blocking TCP connect with a timeout, reported once.
 ///
-/// Done by hand rather than through `bufferevent_socket_connect` so that a
-/// refused or timed-out connect is told apart from a TLS failure: the TLS
-/// bufferevent is created only on an established socket.
+/// Done by hand so that a refused or timed-out connect is told apart from a
+/// TLS failure: the TLS stream is created only on an established socket.
 final class SocketConnector {
     enum Failure: Error, Equatable {
         case refused(Int32)

@@ -1,214 +1,288 @@
 internal import CLibevent
-internal import CEventInternals
 internal import COpenSSL
 import Foundation
 
-/// A TLS connection over a socket, run by a libevent OpenSSL bufferevent;
-/// owns the bufferevent, the `SSL` (through its `TLSConnection`) and the
-/// socket, and frees them in that order (`close`, deinit).
+/// A TLS connection over a socket, run by pinproxy itself: the `SSL` (owned
+/// by its `TLSConnection`) over the socket's BIO, driven by two libevent
+/// events, with the same buffers and watermarks as `PlainStream` (shared in
+/// `StreamEvents`). Owns the socket and frees the `SSL` before closing it.
 ///
-/// The bufferevent is made without `BEV_OPT_CLOSE_ON_FREE`, so libevent
-/// frees neither the `SSL` nor the socket: each has one owner here, on every
-/// path. Callbacks reach this object through an unretained context pointer:
-/// `bufferevent_free` clears them first, and this object frees the
-/// bufferevent before it goes away. Callbacks are deferred to the loop
-/// (`BEV_OPT_DEFER_CALLBACKS`), so a write or close inside one never
-/// re-enters another.
-final class TLSStream: ByteStream {
-    private var raw: OpaquePointer?
-    private var connection: TLSConnection?
-    private var descriptor: Int32
-    unowned var delegate: ByteStreamDelegate?
-    /// Keeps the loop (its event_base) alive as long as this object's events.
-    private let loop: EventLoop
-    private var writeTimeout: EventTimeout?
-    private var readTimeout: EventTimeout?
-    let input: EventBuffer
-    let output: EventBuffer
+/// Why not libevent's OpenSSL bufferevent: it cannot start from bytes already
+/// read (a ClientHello that arrived with a CONNECT), knows nothing of OpenSSL
+/// 3's paused verification, runs its callbacks a loop pass late, and reads a
+/// record in two calls unless re-activated by hand. Here one `read(2)` takes
+/// what the socket holds (read-ahead), `SSL_read` decrypts straight into
+/// space reserved in the input buffer, and up to one record of output goes
+/// out in one `SSL_write`.
+///
+/// Re-entrancy: the delegate is called only from the events' callbacks,
+/// never from a method the delegate calls.
+final class TLSStream: ByteStream, StreamEventsOwner {
+    enum Role {
+        /// Pinproxy connects (an upstream).
+        case client
+        /// Pinproxy accepts (an intercepted CONNECT); `prefix` holds bytes of
+        /// the ClientHello already read from the socket, fed to OpenSSL first.
+        case server(prefix: [UInt8])
+    }
 
-    /// A TLS client over the connected `descriptor`, which it starts the
-    /// handshake on; takes ownership of both (freed here also when init fails).
-    init?(loop: EventLoop, descriptor: Int32, connectingWith connection: TLSConnection) {
-        self.loop = loop
-        self.descriptor = descriptor
+    private let events: StreamEvents
+    unowned var delegate: ByteStreamDelegate?
+    var input: EventBuffer { events.input }
+    var output: EventBuffer { events.output }
+    private var connection: TLSConnection?
+    private var isOpenForData = false
+    /// OpenSSL reads from the prefix first; set when it must move to the socket.
+    private var readsPrefix = false
+    /// SSL_read needs the socket writable (a key update to send), or SSL_write readable.
+    private var readWaitsForWritable = false
+    private var writeWaitsForReadable = false
+    /// The length of an SSL_write OpenSSL asked to repeat (RFC: same bytes, at least as many).
+    private var pendingWrite = 0
+    /// A failure found inside a method the delegate called (reported from the write event).
+    private var deferredFailure: String?
+    /// The handshake completed inside `startHandshake`: reported from the write event.
+    private var connectPending = false
+
+    /// Takes ownership of the connected `descriptor` and of `connection`; nil
+    /// when libevent cannot allocate (both are released then).
+    init?(loop: EventLoop, descriptor: Int32, connection: TLSConnection, role: Role) {
+        guard let events = StreamEvents(loop: loop, descriptor: descriptor) else { return nil }
+        self.events = events
         self.connection = connection
-        guard let raw = bufferevent_openssl_socket_new(loop.base, descriptor, connection.pointer, EventFlags.sslConnecting,
-                                                       EventFlags.tlsStreamOptions) else {
-            Glibc.close(descriptor)
-            return nil
+        // The stream writes a record at a time from a buffer that may move
+        // between a refused write and its retry, and may take a partial write.
+        _ = shim_SSL_set_mode(connection.pointer, shim_SSL_MODE_ENABLE_PARTIAL_WRITE | shim_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER)
+        // A peer that closes without close_notify after a complete message is
+        // common: it reads as end of stream, and framing judges the message.
+        SSL_set_options(connection.pointer, shim_SSL_OP_IGNORE_UNEXPECTED_EOF)
+        switch role {
+        case .client:
+            guard SSL_set_fd(connection.pointer, descriptor) == 1 else { events.close(); return nil }
+            SSL_set_connect_state(connection.pointer)
+        case let .server(prefix):
+            guard let socketBIO = BIO_new_socket(descriptor, BIO_NOCLOSE) else { events.close(); return nil }
+            if prefix.isEmpty {
+                SSL_set_bio(connection.pointer, socketBIO, socketBIO)
+            } else {
+                // The bytes read with the CONNECT come first; an empty memory BIO then
+                // asks for more (eof_return -1), and OpenSSL moves to the socket.
+                guard let prefixBIO = BIO_new(BIO_s_mem()) else { BIO_free(socketBIO); events.close(); return nil }
+                _ = prefix.withUnsafeBytes { BIO_write(prefixBIO, $0.baseAddress, Int32($0.count)) }
+                _ = shim_BIO_set_mem_eof_return(prefixBIO, -1)
+                SSL_set_bio(connection.pointer, prefixBIO, socketBIO)
+                readsPrefix = true
+            }
+            SSL_set_accept_state(connection.pointer)
         }
-        self.raw = raw
-        input = EventBuffer(pointer: bufferevent_get_input(raw))
-        output = EventBuffer(pointer: bufferevent_get_output(raw))
-        // An upstream that closes without close_notify after a complete
-        // response is common; framing tells whether the body was whole.
-        bufferevent_openssl_set_allow_dirty_shutdown(raw, 1)
-        bufferevent_setcb(raw, TLSStream.readTrampoline, TLSStream.writeTrampoline, TLSStream.eventTrampoline,
-                          Unmanaged.passUnretained(self).toOpaque())
+        guard events.attach(to: self) else { return nil }
     }
 
     deinit { close() }
 
-    var isOpen: Bool { raw != nil }
+    var isOpen: Bool { events.isOpen }
 
-    /// Frees the bufferevent, then the `SSL`, then closes the socket. Idempotent.
+    /// Frees the `SSL`, then closes the socket. Idempotent.
     func close() {
-        if let raw { bufferevent_free(raw) }
-        raw = nil
+        events.disarmAll()
         connection = nil
-        if descriptor >= 0 { Glibc.close(descriptor) }
-        descriptor = -1
-    }
-
-    /// Starts the handshake's I/O (both directions, as libevent needs for it).
-    func startHandshake() {
-        if let raw { bufferevent_enable(raw, EventFlags.readWrite) }
+        events.close()
     }
 
     /// Whether the handshake resumed a session.
     var resumedSession: Bool { connection?.resumedSession ?? false }
 
-    // MARK: reading
+    /// The TLS connection (for its SNI and ALPN once connected).
+    var tls: TLSConnection? { connection }
 
-    func startReading(timeout: EventTimeout?) {
-        guard let raw else { return }
-        // bufferevent_set_timeouts re-adds both events: only when the timeout changes.
-        if timeout != readTimeout {
-            readTimeout = timeout
-            applyTimeouts()
+    // MARK: the handshake
+
+    /// Starts (or continues) the handshake; `streamDidConnect` reports its end.
+    func startHandshake() { advanceHandshake(fromCallback: false) }
+
+    private func advanceHandshake(fromCallback: Bool) {
+        guard let connection, !isOpenForData else { return }
+        ERR_clear_error()
+        let result = SSL_do_handshake(connection.pointer)
+        if result == 1 {
+            isOpenForData = true
+            events.disarmAll()
+            if fromCallback {
+                delegate?.streamDidConnect(self)
+            } else {
+                // Never from inside the caller: the loop's next pass reports it.
+                connectPending = true
+                events.activateWrite()
+            }
+            return
         }
-        if bufferevent_get_enabled(raw) & EventFlags.read == 0 { bufferevent_enable(raw, EventFlags.read) }
-        readAgainIfRecordsBuffered()
-    }
-
-    func stopReading() { if let raw { bufferevent_disable(raw, EventFlags.read) } }
-
-    func setReadHighWatermark(_ high: Int) { if let raw { bufferevent_setwatermark(raw, EventFlags.read, 0, high) } }
-
-    // MARK: read-ahead
-    //
-    // Without read-ahead OpenSSL reads a record in two calls, its 5-byte header
-    // and then its body: two read(2) per record. With it, one read takes what
-    // the socket holds. But libevent 2.1 reads again only when the socket is
-    // readable, so records that arrived with the last read and sit unprocessed
-    // in OpenSSL would wait for the next packet. So once read-ahead is on,
-    // this object looks at OpenSSL's buffer each time it may hold such records
-    // and reading is on: after every read callback and whenever reading starts.
-
-    private var readsAhead = false
-
-    /// Lets OpenSSL read ahead (see above); for a verified connection.
-    func enableReadAhead() {
-        connection?.enableReadAhead()
-        readsAhead = true
-    }
-
-    /// When reading is on and OpenSSL holds bytes it has not processed, runs
-    /// libevent's TLS read again this loop turn. It adds input (and calls the
-    /// read callback) only for complete records, so a partial record waits
-    /// for the socket without a busy loop.
-    private func readAgainIfRecordsBuffered() {
-        guard readsAhead, let raw, bufferevent_get_enabled(raw) & EventFlags.read != 0,
-              connection?.hasBufferedRecords == true else { return }
-        pinproxy_bufferevent_activate_read(UnsafeMutableRawPointer(raw))
-    }
-
-    // MARK: writing
-
-    /// The largest write sent with `SSL_write` directly: one TLS record. A
-    /// write OpenSSL could not finish is retried by libevent from the output
-    /// buffer, at most 16 KiB at a time, and OpenSSL requires the retry to
-    /// repeat the same bytes, so a direct write must never be longer.
-    static let maximumDirectWrite = 16 * 1024
-
-    /// Sends `bytes` with `SSL_write` now when nothing is queued ahead of
-    /// them and they fit one record: a request head leaves without waiting
-    /// for the loop to report the socket writable. Otherwise, or when OpenSSL
-    /// cannot send them whole (socket full, connection failed), they are
-    /// queued for libevent, which writes them and reports any error.
-    func write(_ bytes: [UInt8]) {
-        guard let raw, let connection else { return }
-        if bytes.count <= Self.maximumDirectWrite, output.isEmpty {
-            ERR_clear_error()
-            let written = bytes.withUnsafeBytes { SSL_write(connection.pointer, $0.baseAddress, Int32($0.count)) }
-            if written == Int32(bytes.count) { return }
-            ERR_clear_error()
-        }
-        output.append(bytes)
-        bufferevent_enable(raw, EventFlags.write)
-    }
-
-    /// libevent writes what is queued as the socket takes it (EV_WRITE is on
-    /// only while something is queued: armed for nothing it costs an epoll_ctl).
-    func flush() {
-        if let raw, !output.isEmpty { bufferevent_enable(raw, EventFlags.write) }
-    }
-
-    func setWriteLowWatermark(_ low: Int) { if let raw { bufferevent_setwatermark(raw, EventFlags.write, low, 0) } }
-
-    func setWriteTimeout(_ timeout: EventTimeout?) {
-        guard timeout != writeTimeout else { return }
-        writeTimeout = timeout
-        applyTimeouts()
-    }
-
-    private func applyTimeouts() {
-        guard let raw else { return }
-        var readValue = readTimeout?.value ?? timeval()
-        var writeValue = writeTimeout?.value ?? timeval()
-        withUnsafePointer(to: &readValue) { readPointer in
-            withUnsafePointer(to: &writeValue) { writePointer in
-                _ = bufferevent_set_timeouts(raw, readTimeout == nil ? nil : readPointer, writeTimeout == nil ? nil : writePointer)
+        switch SSL_get_error(connection.pointer, result) {
+        case SSL_ERROR_WANT_READ:
+            if switchToSocketIfPrefixRead() { return advanceHandshake(fromCallback: fromCallback) }
+            events.disarmWrite()
+            events.armRead(timeout: nil)
+        case SSL_ERROR_WANT_WRITE:
+            events.armWrite(timeout: nil)
+        default:
+            let detail = OpenSSLError.describeQueue(fallback: "TLS handshake failed")
+            if fromCallback {
+                delegate?.stream(self, didEnd: .tlsFailed(detail))
+            } else {
+                deferredFailure = detail
+                events.activateWrite()
             }
         }
     }
 
-    // MARK: callbacks
-
-    private func didRead() {
-        delegate?.streamDidRead(self)
-        readAgainIfRecordsBuffered()
+    /// After the prefix is read, OpenSSL reads the socket.
+    private func switchToSocketIfPrefixRead() -> Bool {
+        guard readsPrefix, let connection, let rbio = SSL_get_rbio(connection.pointer), shim_BIO_pending(rbio) == 0,
+              let socketBIO = BIO_new_socket(events.descriptor, BIO_NOCLOSE) else { return false }
+        readsPrefix = false
+        // set0: the SSL takes the socket BIO and frees the spent memory BIO.
+        SSL_set0_rbio(connection.pointer, socketBIO)
+        return true
     }
 
-    private func didWrite() {
-        if let raw, output.isEmpty { bufferevent_disable(raw, EventFlags.write) }
-        delegate?.streamDidDrain(self)
+    // MARK: reading
+
+    func startReading(timeout: EventTimeout?) {
+        events.wantReading(timeout: timeout, armNow: isOpenForData)
     }
 
-    private func didReport(_ events: EventFlags.BufferEventReport) {
-        if events.connected {
+    func stopReading() { events.stopReading() }
+
+    func setReadHighWatermark(_ high: Int) { events.setReadHighWatermark(high) }
+
+    /// OpenSSL reads ahead: one `read(2)` takes every record the socket holds.
+    func enableReadAhead() { connection?.enableReadAhead() }
+
+    /// Decrypts what OpenSSL can into the input, record by record, while
+    /// there is room; stops when OpenSSL holds no more decrypted or buffered
+    /// bytes, so that a readiness costs one `read(2)` (epoll reports the rest).
+    private func readRecords() {
+        guard let connection else { return }
+        var readAny = false
+        while true {
+            // One record's plaintext at most per SSL_read: reserving more would make
+            // evbuffer allocate (and glibc mmap) a chain per read.
+            let room = min(events.readRoom, Self.recordSize)
+            guard room > 0 else { break }
+            ERR_clear_error()
+            let count = events.withReservedInput(room) { base, length in
+                SSL_read(connection.pointer, base, Int32(clamping: length))
+            }
+            if count > 0 {
+                readAny = true
+                // Nothing more buffered in OpenSSL: the socket's readiness tells when to go on.
+                if SSL_has_pending(connection.pointer) == 0 { break }
+                continue
+            }
+            switch SSL_get_error(connection.pointer, count) {
+            case SSL_ERROR_WANT_READ:
+                break
+            case SSL_ERROR_WANT_WRITE:
+                readWaitsForWritable = true
+                events.armWrite(timeout: nil)
+            case SSL_ERROR_ZERO_RETURN:
+                return endStream(.endOfStream, afterReading: readAny)
+            case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
+                // A reset or a close without close_notify: framing says whether a message was whole.
+                return endStream(errno == 0 || errno == ECONNRESET ? .endOfStream : .failed(String(cString: strerror(errno))),
+                                 afterReading: readAny)
+            default:
+                return endStream(.tlsFailed(OpenSSLError.describeQueue(fallback: "TLS read failed")), afterReading: readAny)
+            }
+            break
+        }
+        if readAny { delegate?.streamDidRead(self) }
+    }
+
+    private func endStream(_ ending: StreamEnd, afterReading readAny: Bool) {
+        events.stopReading()
+        if readAny { delegate?.streamDidRead(self) }
+        if isOpen { delegate?.stream(self, didEnd: ending) }
+    }
+
+    // MARK: writing
+
+    /// Queues `bytes`; `flush` sends them (a head and the body bytes behind it
+    /// leave in one record).
+    func write(_ bytes: [UInt8]) {
+        guard isOpen else { return }
+        output.append(bytes)
+    }
+
+    /// The largest `SSL_write`: one record.
+    static let recordSize = 16 * 1024
+
+    func flush() {
+        guard isOpenForData, let connection, !output.isEmpty, !events.writeArmed || pendingWrite > 0 else {
+            if isOpenForData && !output.isEmpty { events.armWrite(timeout: events.writeTimeout) }
+            return
+        }
+        while !output.isEmpty {
+            let length = pendingWrite > 0 ? pendingWrite : min(output.count, Self.recordSize)
+            ERR_clear_error()
+            let written = output.withContiguousPrefix(count: length) { SSL_write(connection.pointer, $0.baseAddress, Int32($0.count)) }
+            if written > 0 {
+                output.drain(Int(written))
+                pendingWrite = 0
+                continue
+            }
+            pendingWrite = length
+            switch SSL_get_error(connection.pointer, written) {
+            case SSL_ERROR_WANT_WRITE:
+                events.armWrite(timeout: events.writeTimeout)
+            case SSL_ERROR_WANT_READ:
+                writeWaitsForReadable = true
+                events.armRead(timeout: nil)
+            default:
+                deferredFailure = OpenSSLError.describeQueue(fallback: "TLS write failed")
+                events.activateWrite()
+            }
+            return
+        }
+        if !events.hasPendingActivation { events.disarmWrite() }
+    }
+
+    func setWriteLowWatermark(_ low: Int) { events.writeLowWatermark = low }
+
+    func setWriteTimeout(_ timeout: EventTimeout?) { events.writeTimeout = timeout }
+
+    // MARK: events (StreamEventsOwner)
+
+    func eventsDidFireRead(timedOut: Bool) {
+        guard isOpenForData else { return advanceHandshake(fromCallback: true) }
+        if timedOut { return delegate?.stream(self, didEnd: .timedOut(reading: true)) ?? () }
+        if writeWaitsForReadable {
+            writeWaitsForReadable = false
+            flush()
+        }
+        readRecords()
+    }
+
+    func eventsDidFireWrite(timedOut: Bool) {
+        _ = events.consumeActivation()
+        if let failure = deferredFailure {
+            deferredFailure = nil
+            events.disarmAll()
+            return delegate?.stream(self, didEnd: .tlsFailed(failure)) ?? ()
+        }
+        if connectPending {
+            connectPending = false
+            events.disarmWrite()
             delegate?.streamDidConnect(self)
             return
         }
-        let ending: StreamEnd
-        if events.timedOut {
-            ending = .timedOut(reading: events.whileReading)
-        } else if events.failed {
-            let tlsError = raw.map { OpenSSLErrorText.describe(bufferevent_get_openssl_error($0)) } ?? ""
-            let socketError = String(cString: strerror(shim_EVUTIL_SOCKET_ERROR()))
-            ending = tlsError.isEmpty ? .failed(socketError) : .tlsFailed(tlsError)
-        } else {
-            ending = .endOfStream
+        guard isOpenForData else { return advanceHandshake(fromCallback: true) }
+        if timedOut { return delegate?.stream(self, didEnd: .timedOut(reading: false)) ?? () }
+        if readWaitsForWritable {
+            readWaitsForWritable = false
+            readRecords()
         }
-        delegate?.stream(self, didEnd: ending)
-    }
-
-    private static let readTrampoline: bufferevent_data_cb = { _, context in
-        guard let context else { return }
-        let stream = Unmanaged<TLSStream>.fromOpaque(context).takeUnretainedValue()
-        // The delegate may release the stream's last reference inside the callback.
-        withExtendedLifetime(stream) { stream.didRead() }
-    }
-
-    private static let writeTrampoline: bufferevent_data_cb = { _, context in
-        guard let context else { return }
-        let stream = Unmanaged<TLSStream>.fromOpaque(context).takeUnretainedValue()
-        withExtendedLifetime(stream) { stream.didWrite() }
-    }
-
-    private static let eventTrampoline: bufferevent_event_cb = { _, what, context in
-        guard let context else { return }
-        let stream = Unmanaged<TLSStream>.fromOpaque(context).takeUnretainedValue()
-        withExtendedLifetime(stream) { stream.didReport(EventFlags.BufferEventReport(what: what)) }
+        flush()
+        if output.isEmpty { events.disarmWrite() }
+        if output.count <= events.writeLowWatermark { delegate?.streamDidDrain(self) }
     }
 }

@@ -24,6 +24,13 @@ struct OpenSSLError: Error, CustomStringConvertible {
         return OpenSSLError(operation: operation, messages: messages)
     }
 
+    /// The calling thread's queued errors in OpenSSL's words (the queue is
+    /// emptied), or `fallback` when the failure queued none (a reset).
+    static func describeQueue(fallback: String) -> String {
+        let messages = drain("").messages
+        return messages.isEmpty ? fallback : messages.joined(separator: "; ")
+    }
+
     var description: String {
         messages.isEmpty ? "\(operation): failed" : "\(operation): \(messages.joined(separator: "; "))"
     }

@@ -65,8 +65,7 @@ final class TLSClientContext: @unchecked Sendable {
         // +1.3k instructions per request.
         _ = shim_SSL_CTX_set_mode(pointer, shim_SSL_MODE_RELEASE_BUFFERS)
         // Read-ahead is turned on per connection once it is verified
-        // (`UpstreamConnection`), with the re-reads libevent 2.1 needs for it
-        // (`TLSStream.enableReadAhead`).
+        // (`UpstreamConnection`, `TLSStream.enableReadAhead`).
         // Early data (0-RTT, RFC 8446 §2.3) is never sent: it is replayable, and it would
         // leave before the verdict. Nothing calls SSL_write_early_data, so none can be sent.
     }

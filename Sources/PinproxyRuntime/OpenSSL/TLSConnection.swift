@@ -2,10 +2,9 @@ internal import COpenSSL
 
 /// One TLS connection's `SSL`, owned: the single place it is freed.
 ///
-/// The stream that runs the connection (`TLSStream`, over a libevent OpenSSL
-/// bufferevent created without `BEV_OPT_CLOSE_ON_FREE`) borrows it and is
-/// freed first; the socket is closed after both, by the stream. So every
-/// path, a failed set-up included, frees the `SSL` exactly once.
+/// The stream that runs the connection (`TLSStream`) borrows it, frees it
+/// before closing the socket, and nothing else frees it: every path, a failed
+/// set-up included, frees the `SSL` exactly once.
 final class TLSConnection {
     /// The owned `SSL*`; never null.
     let pointer: OpaquePointer

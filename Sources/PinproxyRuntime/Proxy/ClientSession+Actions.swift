@@ -21,7 +21,9 @@ extension ClientSession {
         case let .recordViolation(blocking):
             recordViolation(blocking: blocking)
         case let .sendRequestHead(bytes):
+            // A body pump behind it flushes again: the head and the first body bytes may share a record.
             exchange?.upstream?.stream.write(bytes)
+            exchange?.upstream?.stream.flush()
         case let .sendInterimResponse(bytes):
             client.write(bytes)
             client.flush()

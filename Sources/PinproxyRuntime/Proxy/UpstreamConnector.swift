@@ -129,7 +129,7 @@ final class UpstreamConnector: ByteStreamDelegate {
             finish(.failure(.tls("\(error)")))
             return
         }
-        guard let stream = TLSStream(loop: loop, descriptor: descriptor, connectingWith: connection) else {
+        guard let stream = TLSStream(loop: loop, descriptor: descriptor, connection: connection, role: .client) else {
             finish(.failure(.tls("cannot create a TLS stream")))
             return
         }

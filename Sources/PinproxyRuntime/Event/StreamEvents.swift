@@ -1,0 +1,260 @@
+internal import CLibevent
+import Foundation
+
+/// Receives a `StreamEvents`' two callbacks: the stream that owns it.
+protocol StreamEventsOwner: AnyObject {
+    func eventsDidFireRead(timedOut: Bool)
+    func eventsDidFireWrite(timedOut: Bool)
+}
+
+/// What `PlainStream` and `TLSStream` share: the socket, its read and write
+/// events (libevent, persistent, added and removed only when interest
+/// changes), the input and output buffers, the timeouts and watermarks.
+/// Owns the socket, both events and both buffers.
+///
+/// Reading pauses while the input holds the high watermark; a callback on the
+/// input buffer, installed only then, resumes it once a consumer drains it
+/// (consumers drain outside the stream's callbacks too: a relay moving
+/// buffered body bytes once its upstream is ready).
+final class StreamEvents {
+    let input: EventBuffer
+    let output: EventBuffer
+    private(set) var descriptor: Int32
+    /// Keeps the loop (its event_base) alive as long as the events.
+    private let loop: EventLoop
+    private var readEvent: OpaquePointer?
+    private var writeEvent: OpaquePointer?
+    private(set) var readTimeout: EventTimeout?
+    var writeTimeout: EventTimeout?
+    private(set) var readHighWatermark = Int.max
+    var writeLowWatermark = 0
+    /// Reading was asked for (and not stopped, nor ended by the peer).
+    private var wantsReading = false
+    private(set) var readArmed = false
+    private(set) var writeArmed = false
+    private var drainWatch: OpaquePointer?
+    /// The write callback was run by hand (`activateWrite`), not by the socket.
+    private(set) var hasPendingActivation = false
+    /// The stream the callbacks go to. Unowned: the stream owns this object
+    /// and closes it (freeing both events) before it goes away.
+    private unowned var owner: StreamEventsOwner?
+
+    /// Takes ownership of `descriptor` (closed by `close`, also when init fails).
+    init?(loop: EventLoop, descriptor: Int32) {
+        self.loop = loop
+        self.descriptor = descriptor
+        guard let inputBuffer = evbuffer_new(), let outputBuffer = evbuffer_new() else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        input = EventBuffer(pointer: inputBuffer)
+        output = EventBuffer(pointer: outputBuffer)
+    }
+
+    /// Creates the events with `owner` as their callbacks' target; false when libevent cannot.
+    @discardableResult
+    func attach(to owner: StreamEventsOwner) -> Bool {
+        self.owner = owner
+        // Context: unretained self. The owner closes this object (which frees
+        // both events) before either goes away, so no callback outlives them.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        readEvent = event_new(loop.base, descriptor, EventFlags.persistentRead, StreamEvents.readTrampoline, context)
+        writeEvent = event_new(loop.base, descriptor, EventFlags.persistentWrite, StreamEvents.writeTrampoline, context)
+        guard readEvent != nil, writeEvent != nil else { close(); return false }
+        return true
+    }
+
+    deinit {
+        close()
+        evbuffer_free(input.pointer)
+        evbuffer_free(output.pointer)
+    }
+
+    var isOpen: Bool { descriptor >= 0 }
+
+    /// Frees the events and closes the socket. Idempotent.
+    func close() {
+        unwatchDrain()
+        if let readEvent { event_free(readEvent) }
+        if let writeEvent { event_free(writeEvent) }
+        readEvent = nil
+        writeEvent = nil
+        readArmed = false
+        writeArmed = false
+        wantsReading = false
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    // MARK: reading
+
+    /// Reading is wanted, with `timeout` counted from the last byte read;
+    /// armed now unless `armNow` is false (a stream still handshaking).
+    func wantReading(timeout: EventTimeout?, armNow: Bool = true) {
+        guard isOpen else { return }
+        if readArmed && timeout == readTimeout { wantsReading = true; return }
+        let hadTimeout = readTimeout != nil
+        readTimeout = timeout
+        wantsReading = true
+        if readArmed, var value = timeout?.value {
+            // Adding a pending event again only reschedules its timeout (no epoll_ctl).
+            event_add(readEvent, &value)
+        } else if readArmed && hadTimeout {
+            // libevent keeps a pending timeout when re-added without one; removing
+            // only the timer leaves the socket's epoll registration alone.
+            event_remove_timer(readEvent)
+        }
+        if armNow { updateReadInterest() }
+    }
+
+    func stopReading() {
+        wantsReading = false
+        updateReadInterest()
+    }
+
+    func setReadHighWatermark(_ high: Int) {
+        readHighWatermark = high
+        updateReadInterest()
+    }
+
+    /// The bytes the input may still take before the high watermark.
+    var readRoom: Int { max(0, readHighWatermark - input.count) }
+
+    /// Adds the read event when reading is wanted and there is room, removes
+    /// it otherwise; watches the input drain when only the room is missing.
+    func updateReadInterest() {
+        let full = input.count >= readHighWatermark
+        if wantsReading && isOpen && full { watchDrain() } else { unwatchDrain() }
+        let wanted = wantsReading && isOpen && !full
+        guard wanted != readArmed else { return }
+        if wanted { armRead(timeout: readTimeout) } else { disarmRead() }
+    }
+
+    /// Adds the read event (for a handshake, or a write that needs a read).
+    func armRead(timeout: EventTimeout?) {
+        guard isOpen else { return }
+        if var value = timeout?.value {
+            event_add(readEvent, &value)
+        } else {
+            event_add(readEvent, nil)
+        }
+        readArmed = true
+    }
+
+    func disarmRead() {
+        if let readEvent, readArmed { event_del(readEvent) }
+        readArmed = false
+    }
+
+    /// Lends `body` up to `length` bytes of space reserved at the end of the
+    /// input (one contiguous extent) and commits the count it returns (> 0).
+    func withReservedInput(_ length: Int, _ body: (UnsafeMutableRawPointer, Int) -> Int32) -> Int32 {
+        var extent = iovec()
+        guard evbuffer_reserve_space(input.pointer, length, &extent, 1) == 1, let base = extent.iov_base else { return -1 }
+        let count = body(base, min(extent.iov_len, length))
+        extent.iov_len = count > 0 ? Int(count) : 0
+        evbuffer_commit_space(input.pointer, &extent, count > 0 ? 1 : 0)
+        return count
+    }
+
+    /// The same with up to two extents, filled by one `readv`.
+    func readv(_ length: Int) -> Int {
+        var reserved = (iovec(), iovec())
+        return withUnsafeMutablePointer(to: &reserved) {
+            // evbuffer_iovec is struct iovec here (<event2/buffer.h>), so the reserved extents go straight to readv.
+            $0.withMemoryRebound(to: iovec.self, capacity: 2) { vectors -> Int in
+                let reservedCount = Int(evbuffer_reserve_space(input.pointer, length, vectors, 2))
+                guard reservedCount > 0 else { return -1 }
+                let read = Glibc.readv(descriptor, vectors, Int32(reservedCount))
+                let saved = errno
+                var left = max(read, 0)
+                for index in 0..<reservedCount {
+                    vectors[index].iov_len = min(vectors[index].iov_len, left)
+                    left -= vectors[index].iov_len
+                }
+                evbuffer_commit_space(input.pointer, vectors, read > 0 ? Int32(reservedCount) : 0)
+                errno = saved
+                return read
+            }
+        }
+    }
+
+    private func watchDrain() {
+        guard drainWatch == nil else { return }
+        // Context: unretained self; the entry is removed before self goes away (close, deinit).
+        drainWatch = evbuffer_add_cb(input.pointer, StreamEvents.drainTrampoline, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func unwatchDrain() {
+        guard let drainWatch else { return }
+        evbuffer_remove_cb_entry(input.pointer, drainWatch)
+        self.drainWatch = nil
+    }
+
+    /// The input changed while full: reading resumes once there is room. No
+    /// owner call happens here (a consumer is draining right now).
+    private func inputDidChange(deleted: Int) {
+        if deleted > 0 && input.count < readHighWatermark { updateReadInterest() }
+    }
+
+    // MARK: writing
+
+    func armWrite(timeout: EventTimeout?) {
+        guard !writeArmed, isOpen else { return }
+        if var value = timeout?.value {
+            event_add(writeEvent, &value)
+        } else {
+            event_add(writeEvent, nil)
+        }
+        writeArmed = true
+    }
+
+    func disarmWrite() {
+        if let writeEvent, writeArmed { event_del(writeEvent) }
+        writeArmed = false
+        hasPendingActivation = false
+    }
+
+    func disarmAll() {
+        disarmRead()
+        disarmWrite()
+    }
+
+    /// Runs the write callback on the loop's next pass: how a stream reports
+    /// what it found inside a method its delegate called.
+    func activateWrite() {
+        guard let writeEvent, isOpen else { return }
+        if !writeArmed { armWrite(timeout: nil) }
+        hasPendingActivation = true
+        event_active(writeEvent, EventFlags.activeWrite, 0)
+    }
+
+    /// Whether this write callback is the one `activateWrite` asked for (and forgets it).
+    func consumeActivation() -> Bool {
+        defer { hasPendingActivation = false }
+        return hasPendingActivation
+    }
+
+    // MARK: trampolines
+
+    private static let readTrampoline: event_callback_fn = { _, what, context in
+        guard let context else { return }
+        let events = Unmanaged<StreamEvents>.fromOpaque(context).takeUnretainedValue()
+        // The owner's delegate may release the stream's last reference inside
+        // the callback: both stay alive until it returns.
+        guard let owner = events.owner else { return }
+        withExtendedLifetime((events, owner)) { owner.eventsDidFireRead(timedOut: EventFlags.timedOut(what)) }
+    }
+
+    private static let writeTrampoline: event_callback_fn = { _, what, context in
+        guard let context else { return }
+        let events = Unmanaged<StreamEvents>.fromOpaque(context).takeUnretainedValue()
+        guard let owner = events.owner else { return }
+        withExtendedLifetime((events, owner)) { owner.eventsDidFireWrite(timedOut: EventFlags.timedOut(what)) }
+    }
+
+    private static let drainTrampoline: evbuffer_cb_func = { _, info, context in
+        guard let context, let info else { return }
+        Unmanaged<StreamEvents>.fromOpaque(context).takeUnretainedValue().inputDidChange(deleted: info.pointee.n_deleted)
+    }
+}

@@ -18,6 +18,10 @@ public struct Configuration: Sendable {
     public var logBurst: Int
     /// `upstream_reuse`: keep-alive pool size and TLS session resumption.
     public var upstreamReuse = UpstreamReuse()
+    /// `interception`; nil when absent.
+    public var interception: Interception?
+    /// `connect_ports`: the ports a CONNECT may name (SPEC §3.1); others get 403.
+    public var connectPorts: Set<UInt16> = [443]
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,
@@ -74,7 +78,18 @@ public struct Timeouts: Sendable, Hashable {
     public var requestHeader: Duration = .seconds(15)
     public var idle: Duration = .seconds(60)
     public var shutdown: Duration = .seconds(10)
+    /// A blind CONNECT tunnel with no byte either way for this long is closed (SPEC §3.1).
+    public var tunnelIdle: Duration = .seconds(300)
     public init() {}
+}
+
+/// `interception` (SPEC §3.1): where the local CA that issues certificates
+/// for intercepted CONNECT hosts lives. Absent: listed hosts are not served
+/// over CONNECT (403), pinned traffic is never tunnelled blind.
+public struct Interception: Sendable, Hashable {
+    /// `ca_dir`: mode 0700, the keys in it 0600.
+    public var caDirectory: String
+    public init(caDirectory: String) { self.caDirectory = caDirectory }
 }
 
 /// `upstream_reuse` (not in SPEC §2, which only says connections are pooled

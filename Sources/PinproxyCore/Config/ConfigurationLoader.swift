@@ -8,7 +8,8 @@ import Foundation
 /// built-in defaults.
 public enum ConfigurationLoader {
     static let topLevelKeys = ["listeners", "violation_log", "trust_store", "default_policy", "hosts",
-                               "resolve", "timeouts", "limits", "threads", "log_burst", "upstream_reuse"]
+                               "resolve", "timeouts", "limits", "threads", "log_burst", "upstream_reuse",
+                               "interception", "connect_ports"]
 
     /// Reads and validates the file at `path`. `now` decides which pins count as
     /// about to expire.
@@ -86,6 +87,12 @@ public enum ConfigurationLoader {
                 if let threads = diagnostics.integer(value, at: path, in: 0...256) {
                     configuration.threads = threads == 0 ? max(1, cpuCount) : threads
                 }
+            case "interception":
+                configuration.interception = InterceptionSection.parse(value, at: path, environment: environment,
+                                                                       into: &diagnostics)
+            case "connect_ports":
+                configuration.connectPorts = InterceptionSection.parsePorts(value, at: path, into: &diagnostics)
+                    ?? configuration.connectPorts
             case "upstream_reuse":
                 configuration.upstreamReuse = UpstreamReuseSection.parse(value, at: path, defaults: configuration.upstreamReuse,
                                                                          into: &diagnostics)

@@ -1,6 +1,6 @@
 /// Validates `timeouts` (SPEC §2, §5): durations as strings with a unit.
 enum TimeoutsSection {
-    static let keys = ["connect", "handshake", "request_header", "idle", "shutdown"]
+    static let keys = ["connect", "handshake", "request_header", "idle", "shutdown", "tunnel_idle"]
 
     static func parse(_ value: JSONValue, at path: JSONPath, defaults: Timeouts,
                       into diagnostics: inout ConfigurationDiagnostics) -> Timeouts {
@@ -31,6 +31,7 @@ enum TimeoutsSection {
             case "handshake": timeouts.handshake = duration
             case "request_header": timeouts.requestHeader = duration
             case "idle": timeouts.idle = duration
+            case "tunnel_idle": timeouts.tunnelIdle = duration
             default: timeouts.shutdown = duration
             }
         }

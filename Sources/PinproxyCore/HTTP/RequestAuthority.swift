@@ -6,6 +6,21 @@
 /// no meaning for an HTTP proxy and is a classic way to disguise a host.
 enum RequestAuthority {
     static func endpoint(_ authority: Substring) -> Result<Endpoint, HTTPError> {
+        parse(authority, port: upstreamPort)
+    }
+
+    /// A CONNECT target (RFC 9112 §3.2.3 authority-form, `host:port`): the
+    /// port is required and kept as written (no 80 → 443 rule: a tunnel goes
+    /// where it says, and `connect_ports` decides whether it may).
+    static func connectEndpoint(_ authority: Substring) -> Result<Endpoint, HTTPError> {
+        parse(authority) { text in
+            guard let text, !text.isEmpty, text.utf8.count <= 5, let number = FramingFields.decimal(text),
+                  (1...65535).contains(number) else { return nil }
+            return UInt16(number)
+        }
+    }
+
+    private static func parse(_ authority: Substring, port portRule: (Substring?) -> UInt16?) -> Result<Endpoint, HTTPError> {
         if authority.utf8.contains(UInt8(ascii: "@")) { return .failure(.badRequest("userinfo in authority")) }
         guard !authority.isEmpty else { return .failure(.badRequest("empty host")) }
 
@@ -35,7 +50,7 @@ enum RequestAuthority {
         guard let host = HostName(String(hostText)) else { return .failure(.badRequest("invalid host")) }
         // An unbracketed IPv6 literal cannot have reached here (its colon splits it), and
         // a bracketed name that is not IPv6 was refused by HostName.
-        guard let port = upstreamPort(portText) else { return .failure(.badRequest("invalid port")) }
+        guard let port = portRule(portText) else { return .failure(.badRequest("invalid port")) }
         return .success(Endpoint(host: host, port: port))
     }
 

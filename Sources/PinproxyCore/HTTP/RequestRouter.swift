@@ -21,6 +21,17 @@ public enum RequestRouter {
         return absoluteForm(head.target).map { RoutedRequest(upstream: $0.authority, originFormTarget: $0.target) }
     }
 
+    /// A CONNECT on a forward listener (RFC 9110 §9.3.6): where the tunnel
+    /// goes. The target is authority-form with a port; a CONNECT carries no
+    /// content, so one that declares a body is refused (its bytes could not
+    /// be told from the tunnel's).
+    public static func routeConnect(_ head: HTTPRequestHead) -> Result<Endpoint, HTTPError> {
+        guard head.bodyFraming == .none || head.bodyFraming == .contentLength(0) else {
+            return .failure(.badRequest("connect with a body"))
+        }
+        return RequestAuthority.connectEndpoint(Substring(head.target))
+    }
+
     public static func routeGateway(_ head: HTTPRequestHead, upstream: Endpoint) -> Result<RoutedRequest, HTTPError> {
         if case .failure(let error) = validatedHost(head) { return .failure(error) }
         if head.target.utf8.first == UInt8(ascii: "/") {

@@ -53,6 +53,30 @@ extension CloseReason {
         case let .invalidResponse(_, reason):
             return ProxyErrorResponse(status: 502, proxyStatusError: .httpProtocolError, details: reason,
                                       message: "The upstream sent an invalid or ambiguous response.")
+        case let .connectPortDenied(target):
+            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied, details: "port not allowed",
+                                      message: "CONNECT to port \(target.port) is not allowed (connect_ports).")
+        case let .interceptionNotConfigured(host):
+            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
+                                      details: "interception not configured", message:
+                "\(host) is pinned, and pinproxy can only enforce its pins on a connection it terminates: add "
+                + "\"interception\": { \"ca_dir\": \"/var/lib/pinproxy/ca\" } to the configuration, run "
+                + "`pinproxy ca init` and `pinproxy ca install`, or send plain http:// URLs through the proxy.")
+        case let .interceptionNotCovered(host):
+            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
+                                      details: "not covered by the interception CA", message:
+                "\(host) is outside the names the interception CA may issue for: run `pinproxy ca init` to "
+                + "issue the CA again for the configured hosts, then `pinproxy ca install`.")
+        case let .tunnelCannotEnforce(host):
+            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
+                                      details: "default_policy cannot be enforced on a tunnel", message:
+                "\(host) is not listed, and default_policy is a policy that a blind tunnel cannot enforce: "
+                + "list the host in \"hosts\" to have it intercepted.")
+        case let .misdirected(host):
+            return ProxyErrorResponse(status: 421, proxyStatusError: nil,
+                                      message: "This connection is for \(host): send requests for other hosts on their own.")
+        case .clientTLSFailed:
+            return nil
         }
     }
 
@@ -72,8 +96,10 @@ extension CloseReason {
         switch cause {
         case .completed, .clientClosed, .clientTimedOut, .shuttingDown: .debug
         case .requestHeadTimedOut, .invalidRequest, .requestDenied, .proxyLoop, .dnsFailed, .connectionRefused,
-             .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .upstreamEndedMidResponse: .info
-        case .connectionLimit, .tlsFailed, .trustBlocked, .invalidResponse: .warning
+             .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .upstreamEndedMidResponse, .connectPortDenied,
+             .tunnelCannotEnforce, .misdirected: .info
+        case .connectionLimit, .tlsFailed, .trustBlocked, .invalidResponse, .interceptionNotConfigured,
+             .interceptionNotCovered, .clientTLSFailed: .warning
         }
     }
 
@@ -81,7 +107,9 @@ extension CloseReason {
     public var subsystem: String {
         switch cause {
         case .completed, .clientClosed, .clientTimedOut, .requestHeadTimedOut, .invalidRequest, .requestDenied,
-             .proxyLoop, .connectionLimit, .shuttingDown: "http"
+             .proxyLoop, .connectionLimit, .shuttingDown, .misdirected: "http"
+        case .connectPortDenied, .interceptionNotConfigured, .interceptionNotCovered, .tunnelCannotEnforce: "connect"
+        case .clientTLSFailed: "tls"
         case .dnsFailed: "dns"
         case .connectionRefused, .connectTimedOut: "connect"
         case .tlsFailed: "tls"
@@ -110,6 +138,12 @@ extension CloseReason {
         case let .upstreamTimedOut(upstream): "\(upstream) did not answer in time"
         case let .invalidResponse(upstream, reason): "\(upstream): invalid response: \(reason)"
         case let .upstreamEndedMidResponse(upstream): "\(upstream) ended mid-response"
+        case let .connectPortDenied(target): "CONNECT \(target) refused: port not in connect_ports (403)"
+        case let .interceptionNotConfigured(host): "CONNECT \(host) refused: pinned, and interception is not configured (403)"
+        case let .interceptionNotCovered(host): "CONNECT \(host) refused: outside the interception CA's names (403); run pinproxy ca init"
+        case let .tunnelCannotEnforce(host): "CONNECT \(host) refused: default_policy cannot be enforced on a tunnel (403)"
+        case let .clientTLSFailed(host, detail): "client TLS for \(host) failed: \(detail)"
+        case let .misdirected(host): "request for another host inside the tunnel for \(host) (421)"
         }
     }
 }

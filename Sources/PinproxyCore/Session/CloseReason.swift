@@ -47,6 +47,23 @@ public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
         case invalidResponse(Endpoint, reason: String)
         /// The upstream ended in the middle of a response already under way.
         case upstreamEndedMidResponse(Endpoint)
+        /// A CONNECT to a port not in `connect_ports` (SPEC §3.1: 403).
+        case connectPortDenied(Endpoint)
+        /// A CONNECT to a listed host without `interception` configured: pinned
+        /// traffic is never tunnelled blind (403).
+        case interceptionNotConfigured(HostName)
+        /// A CONNECT to a listed host the interception CA's name constraints do
+        /// not cover (a reload added it): 403 until the CA is issued again.
+        case interceptionNotCovered(HostName)
+        /// A CONNECT to an unlisted host whose `default_policy` is a policy
+        /// object: a blind tunnel cannot enforce it (403).
+        case tunnelCannotEnforce(HostName)
+        /// A request inside an intercepted tunnel names another host than the
+        /// tunnel's (RFC 9110 §15.5.20: 421).
+        case misdirected(HostName)
+        /// The client's TLS handshake inside an intercepted tunnel failed
+        /// (its SNI did not name the CONNECT host, it timed out, …).
+        case clientTLSFailed(HostName, detail: String)
     }
 
     /// Where in the life of the connection it ended.
@@ -61,6 +78,10 @@ public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
         case response
         /// Relaying a response body.
         case responseBody
+        /// The client's TLS handshake inside an intercepted CONNECT.
+        case clientHandshake
+        /// Relaying a blind CONNECT tunnel.
+        case tunnel
     }
 
     public var cause: Cause

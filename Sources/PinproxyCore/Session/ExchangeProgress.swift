@@ -11,8 +11,17 @@ public struct ExchangeProgress: Sendable, Hashable {
         case attached(pooled: Bool)
     }
 
+    /// What a CONNECT exchange sets up; nil for an ordinary request.
+    public enum Connect: Sendable, Hashable {
+        /// The upstream is verified first; then the client's TLS is terminated.
+        case intercept
+        /// A blind TCP tunnel to the target.
+        case tunnel
+    }
+
     public let request: HTTPRequestHead
     public let routed: RoutedRequest
+    public let connect: Connect?
     /// The matched `hosts` key, or `default_policy`.
     public let rule: String
     public internal(set) var upstream = Upstream.acquiring
@@ -31,9 +40,10 @@ public struct ExchangeProgress: Sendable, Hashable {
     /// The response body ends when the upstream closes (RFC 9112 §6.3 rule 8).
     public internal(set) var responseDelimitedByClose = false
 
-    init(request: HTTPRequestHead, routed: RoutedRequest, rule: String, clientKeepAlive: Bool) {
+    init(request: HTTPRequestHead, routed: RoutedRequest, rule: String, clientKeepAlive: Bool, connect: Connect? = nil) {
         self.request = request
         self.routed = routed
+        self.connect = connect
         self.rule = rule
         self.clientKeepAlive = clientKeepAlive
         requestComplete = request.bodyFraming == .none || request.bodyFraming == .contentLength(0)

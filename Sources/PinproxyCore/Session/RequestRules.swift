@@ -5,15 +5,43 @@
 public final class RequestRules: Sendable {
     public let policies: PolicyTable
     public let listeners: [ListenerConfiguration]
+    /// `connect_ports` (SPEC §3.1).
+    public let connectPorts: Set<UInt16>
+    /// The names the loaded interception CA may issue for; nil when
+    /// `interception` is not configured.
+    public let interception: InterceptionScope?
 
-    public init(policies: PolicyTable, listeners: [ListenerConfiguration]) {
+    public init(policies: PolicyTable, listeners: [ListenerConfiguration], connectPorts: Set<UInt16> = [443],
+                interception: InterceptionScope? = nil) {
         self.policies = policies
         self.listeners = listeners
+        self.connectPorts = connectPorts
+        self.interception = interception
     }
 
-    /// The rules of `configuration`.
-    public convenience init(_ configuration: Configuration) {
-        self.init(policies: configuration.policies, listeners: configuration.listeners)
+    /// The rules of `configuration`, with the scope of the CA it loaded.
+    public convenience init(_ configuration: Configuration, interception: InterceptionScope? = nil) {
+        self.init(policies: configuration.policies, listeners: configuration.listeners,
+                  connectPorts: configuration.connectPorts, interception: interception)
+    }
+
+    /// What a CONNECT to `target` becomes (SPEC §3.1).
+    public func connectDisposition(for target: Endpoint) -> ConnectDisposition {
+        guard connectPorts.contains(target.port) else { return .refuse(.connectPortDenied(target)) }
+        switch policies.lookup(target.host) {
+        case let .rule(rule):
+            // `disable`: interception would remove the client's own check and add none.
+            if rule.policy.kind == .disable { return .tunnel(rule: rule.key) }
+            guard let interception else { return .refuse(.interceptionNotConfigured(target.host)) }
+            guard interception.covers(target.host) else { return .refuse(.interceptionNotCovered(target.host)) }
+            return .intercept(rule: rule.key)
+        case let .defaultPolicy(policy):
+            // Only "default" leaves the check to the client; a stricter policy cannot be applied blind.
+            guard policy == .standard else { return .refuse(.tunnelCannotEnforce(target.host)) }
+            return .tunnel(rule: ViolationEvent.defaultPolicyRule)
+        case .deny:
+            return .refuse(.requestDenied(target.host))
+        }
     }
 
     /// True when `endpoint` names one of pinproxy's own listeners: a request

@@ -11,8 +11,20 @@ public enum SessionAction: Sendable, Hashable {
     /// input, and take a verified connection for `upstream` under `rule` from
     /// the pool, or make one; report `upstreamReady` or `upstreamFailed`.
     case startExchange(consumedHead: Int, upstream: Endpoint, rule: String)
-    /// Make a fresh connection (the pooled one was found closed); report as for `acquireUpstream`.
+    /// Make a fresh connection (the pooled one was found closed); report as for `startExchange`.
     case reconnectUpstream
+    /// Remove the `consumedHead` bytes of a CONNECT head and open a plain TCP
+    /// connection to `upstream` (a blind tunnel, under `rule`); report
+    /// `tunnelOpened` or `upstreamFailed`.
+    case openTunnel(consumedHead: Int, upstream: Endpoint, rule: String)
+    /// Answer the CONNECT with these bytes (`200`), then relay the tunnel
+    /// blind both ways until both ends close; report `tunnelClosed`.
+    case beginTunnel([UInt8])
+    /// Answer the CONNECT with these bytes (`200`), keep the verified upstream
+    /// connection for the first request inside, and complete a TLS handshake
+    /// with the client as `host` (a certificate of the local CA); report
+    /// `clientTLSReady` or `clientTLSFailed`.
+    case beginInterception([UInt8], host: HostName)
     /// Build and record the violation event of this exchange's verdict (and
     /// post its report); when `blocking`, report `violationRecorded` once it is durable.
     case recordViolation(blocking: Bool)

@@ -30,6 +30,14 @@ public enum SessionEvent: Sendable {
     case clientFailed
     /// The upstream connection ended, failed or timed out during the exchange.
     case upstreamEnded(UpstreamEnd)
+    /// A blind tunnel's TCP connection to its target is up.
+    case tunnelOpened
+    /// Both directions of a blind tunnel have ended.
+    case tunnelClosed
+    /// The client's TLS handshake inside an intercepted CONNECT completed.
+    case clientTLSReady
+    /// The client's TLS handshake failed (OpenSSL's words, or why pinproxy refused it).
+    case clientTLSFailed(String)
     /// Shutdown: close the connection if it is between requests (no byte of
     /// a next head among the `buffered` ones); an exchange under way finishes.
     case drain(buffered: Int)

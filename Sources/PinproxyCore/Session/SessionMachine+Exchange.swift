@@ -81,7 +81,8 @@ extension SessionMachine {
             // complete upload): the pump decides. Before the upstream is
             // attached, its attach pumps and the short body ends it then.
             if exchange?.requestComplete == false, case .attached? = exchange?.upstream { actions.append(.relayRequestBody) }
-        case .closed:
+        case .clientHandshake, .tunnelling, .closed:
+            // A tunnel's ends are its executor's; a handshake's failure comes as clientTLSFailed.
             break
         }
     }

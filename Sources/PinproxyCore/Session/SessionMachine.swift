@@ -16,8 +16,13 @@ public struct SessionMachine: Sendable {
     public enum State: Sendable, Hashable {
         /// Waiting for a request head (between requests, or before the first).
         case awaitingHead
-        /// One request and its response are under way (`exchange`).
+        /// One request and its response are under way (`exchange`), or a
+        /// CONNECT's upstream is being made.
         case exchanging
+        /// An intercepted CONNECT was answered `200`; the client's TLS handshake runs.
+        case clientHandshake
+        /// A blind CONNECT tunnel relays bytes both ways.
+        case tunnelling
         /// Ended: the close (or answer and close) was emitted.
         case closed
     }
@@ -27,6 +32,9 @@ public struct SessionMachine: Sendable {
     /// that each event changes its fields in place instead of copying it out
     /// of the enum and back: every copy retains the head's strings and arrays).
     public internal(set) var exchange: ExchangeProgress?
+    /// Set once an intercepted CONNECT's client TLS is up: every request on
+    /// this connection goes to this upstream, under its host's rule.
+    public internal(set) var interceptedUpstream: Endpoint?
     /// The listener's mode: forward (absolute-form or Host) or a fixed upstream.
     public let mode: ListenerConfiguration.Mode
     /// The version of the last request head, for the status lines of answers and responses.
@@ -61,7 +69,7 @@ public struct SessionMachine: Sendable {
         case let .clientEnded(buffered):
             clientEnded(buffered: buffered, into: &actions)
         case let .clientTimedOut(buffered):
-            if state == .exchanging {
+            if state != .awaitingHead {
                 abort(CloseReason(.clientTimedOut, in: phase), into: &actions)
             } else if buffered == 0 {
                 // A connection that never began a head is closed without an answer (SPEC §3).
@@ -73,6 +81,15 @@ public struct SessionMachine: Sendable {
             abort(CloseReason(exchange == nil ? .completed : .clientClosed, in: phase), into: &actions)
         case let .upstreamEnded(ending):
             upstreamEnded(ending, into: &actions)
+        case .tunnelOpened:
+            tunnelOpened(into: &actions)
+        case .tunnelClosed:
+            if state == .tunnelling { end(CloseReason(.completed, in: .tunnel), into: &actions) }
+        case .clientTLSReady:
+            clientTLSReady(into: &actions)
+        case let .clientTLSFailed(detail):
+            guard state == .clientHandshake, let host = interceptedUpstream?.host else { return }
+            abort(CloseReason(.clientTLSFailed(host, detail: detail), in: .clientHandshake), into: &actions)
         case let .drain(buffered):
             if state == .awaitingHead && buffered == 0 { end(CloseReason(.completed, in: .idle), into: &actions) }
         }
@@ -80,7 +97,9 @@ public struct SessionMachine: Sendable {
 
     /// Where the connection is, for a `CloseReason`.
     public var phase: CloseReason.Phase {
-        switch exchange?.upstream {
+        if state == .clientHandshake { return .clientHandshake }
+        if state == .tunnelling { return .tunnel }
+        return switch exchange?.upstream {
         case nil: .idle
         case .acquiring?, .blocked?: .connect
         case .attached?: exchange?.responseHeadSent == true ? .responseBody : .response
@@ -115,16 +134,23 @@ public struct SessionMachine: Sendable {
     /// Routes a complete head (SPEC §3) and starts its exchange, or refuses it.
     private mutating func begin(_ head: HTTPRequestHead, consumed: Int, rules: RequestRules, draining: Bool,
                                 into actions: inout [SessionAction]) {
-        let routing: Result<RoutedRequest, HTTPError>
-        switch mode {
-        case .forward: routing = RequestRouter.routeForward(head)
-        case let .gateway(upstream): routing = RequestRouter.routeGateway(head, upstream: upstream)
+        if head.method == "CONNECT", case .forward = mode, interceptedUpstream == nil {
+            return beginConnect(head, consumed: consumed, rules: rules, into: &actions)
+        }
+        let routing: Routing
+        if let upstream = interceptedUpstream {
+            routing = Self.routeInside(head, to: upstream)
+        } else {
+            switch mode {
+            case .forward: routing = Routing(RequestRouter.routeForward(head))
+            case let .gateway(upstream): routing = Routing(RequestRouter.routeGateway(head, upstream: upstream))
+            }
         }
         let routed: RoutedRequest
         switch routing {
-        case let .failure(error):
-            return end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
-        case let .success(value):
+        case let .refused(cause):
+            return end(CloseReason(cause, in: .requestHead), into: &actions)
+        case let .routed(value):
             routed = value
         }
         if rules.isOwnListener(routed.upstream) {
@@ -148,6 +174,10 @@ public struct SessionMachine: Sendable {
     private mutating func upstreamReady(pooled: Bool, reported: Bool, into actions: inout [SessionAction]) {
         guard exchange?.upstream == .acquiring, let request = exchange?.request, let routed = exchange?.routed,
               let requestComplete = exchange?.requestComplete else { return }
+        if exchange?.connect == .intercept {
+            interceptedUpstream = routed.upstream
+            return interceptionReady(reported: reported, into: &actions)
+        }
         exchange?.upstream = .attached(pooled: pooled)
         if reported { actions.append(.recordViolation(blocking: false)) }
         actions.append(.sendRequestHead(UpstreamRequestWriter.serialise(request, routed: routed)))

@@ -49,6 +49,10 @@ extension ClientSession {
         case let .nextRequest(reuseUpstream):
             releaseUpstream(reuse: reuseUpstream)
             readRequestHead()
+        case .openTunnel, .beginTunnel, .beginInterception:
+            // TEMPORARY until the CONNECT executor lands: refuse.
+            finish(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")), in: .requestHead),
+                   answering: true)
         case let .answerAndClose(reason):
             finish(reason, answering: true)
         case let .close(reason):

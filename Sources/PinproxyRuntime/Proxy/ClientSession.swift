@@ -118,7 +118,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         switch machine.state {
         case .awaitingHead: readRequestHead()
         case .exchanging: if exchange?.upstream != nil { pumpRequestBody() }
-        case .closed: break
+        case .clientHandshake, .tunnelling, .closed: break
         }
     }
 

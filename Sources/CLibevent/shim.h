@@ -15,6 +15,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -29,5 +32,15 @@ static inline struct event *shim_evtimer_new(struct event_base *b, event_callbac
 static inline int shim_evtimer_add(struct event *ev, const struct timeval *tv) { return evtimer_add(ev, tv); }
 static inline int shim_evtimer_del(struct event *ev) { return evtimer_del(ev); }
 static inline int shim_EVUTIL_SOCKET_ERROR(void) { return EVUTIL_SOCKET_ERROR(); }
+
+// splice(2) and pipe2(2) are declared only under _GNU_SOURCE, which this
+// module must not define (see above): called through syscall(2) instead.
+// SPLICE_F_MOVE (1) | SPLICE_F_NONBLOCK (2), from <linux/fcntl.h>'s values.
+static inline long shim_splice(int from, int to, size_t length) {
+    return syscall(SYS_splice, from, (void *)0, to, (void *)0, length, 1u | 2u);
+}
+static inline int shim_pipe2_nonblocking(int ends[2]) {
+    return (int)syscall(SYS_pipe2, ends, O_NONBLOCK | O_CLOEXEC);
+}
 
 #endif

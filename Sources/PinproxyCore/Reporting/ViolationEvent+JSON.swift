@@ -35,6 +35,7 @@ extension ViolationEvent {
         json.endArray()
         json.key("client_address"); json.string(clientAddress)
         json.key("listener"); json.string(listener)
+        json.key("client_transport"); json.string(clientTransport.rawValue)
         json.key("config_generation"); json.integer(configGeneration)
         json.key("request"); json.beginObject()
         json.key("method"); json.string(requestMethod)

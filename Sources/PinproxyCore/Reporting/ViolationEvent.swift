@@ -46,6 +46,8 @@ public struct ViolationEvent: Sendable, Hashable {
     public var clientAddress: String
     /// The listener's address, `ip:port`.
     public var listener: String
+    /// How the client reached the request: plain HTTP, or inside an intercepted CONNECT.
+    public var clientTransport: ClientTransport
     public var configGeneration: Int
     public var requestMethod: String
     /// The request's path, without query string or fragment.
@@ -58,7 +60,8 @@ public struct ViolationEvent: Sendable, Hashable {
     public init(time: Date, action: Action, reason: ViolationReason, host: String, port: UInt16,
                 peerAddress: String, rule: String, policy: PolicyKind, enforce: Bool, includeSubdomains: Bool,
                 knownPins: [String], servedChain: [CertificateFacts], clientAddress: String, listener: String,
-                configGeneration: Int, requestMethod: String, requestTarget: String, detail: String) {
+                configGeneration: Int, requestMethod: String, requestTarget: String, detail: String,
+                clientTransport: ClientTransport = .http) {
         self.time = time
         self.action = action
         self.reason = reason
@@ -73,10 +76,19 @@ public struct ViolationEvent: Sendable, Hashable {
         self.servedChain = servedChain
         self.clientAddress = clientAddress
         self.listener = listener
+        self.clientTransport = clientTransport
         self.configGeneration = configGeneration
         self.requestMethod = requestMethod
         self.requestTarget = Self.withoutQuery(requestTarget)
         self.detail = detail
+    }
+
+    /// `client_transport` (SPEC §4).
+    public enum ClientTransport: String, Sendable, Hashable {
+        /// A plain HTTP request to the proxy.
+        case http
+        /// A CONNECT (blocked before the `200`), or a request inside an intercepted one (SPEC §3.1).
+        case connect
     }
 
     /// The `rule` of events from hosts that matched no `hosts` key.

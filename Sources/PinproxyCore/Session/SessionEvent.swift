@@ -32,8 +32,9 @@ public enum SessionEvent: Sendable {
     case upstreamEnded(UpstreamEnd)
     /// A blind tunnel's TCP connection to its target is up.
     case tunnelOpened
-    /// Both directions of a blind tunnel have ended.
-    case tunnelClosed
+    /// A blind tunnel ended: both directions closed, a socket failed, or
+    /// (`idle`) nothing moved for `timeouts.tunnel_idle`.
+    case tunnelClosed(idle: Bool)
     /// The client's TLS handshake inside an intercepted CONNECT completed.
     case clientTLSReady
     /// The client's TLS handshake failed (OpenSSL's words, or why pinproxy refused it).

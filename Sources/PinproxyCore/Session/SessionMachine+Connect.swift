@@ -20,7 +20,8 @@ extension SessionMachine {
         case let .success(endpoint): target = endpoint
         }
         if rules.isOwnListener(target) { return end(CloseReason(.proxyLoop, in: .requestHead), into: &actions) }
-        let routed = RoutedRequest(upstream: target, originFormTarget: "/")
+        // The violation log's `request.target` of a CONNECT is its authority.
+        let routed = RoutedRequest(upstream: target, originFormTarget: target.description)
         switch rules.connectDisposition(for: target) {
         case let .refuse(cause):
             end(CloseReason(cause, in: .requestHead), into: &actions)
@@ -38,17 +39,20 @@ extension SessionMachine {
     /// The verified upstream of an intercepted CONNECT is ready: the client
     /// gets its `200`, and its TLS is terminated for the CONNECT host. No TLS
     /// is spoken with the client before the verdict (a block is a plain 502).
+    /// The CONNECT's exchange stays until the client's handshake ends: a
+    /// report-only verdict is recorded from it, and a failure aborts it.
     mutating func interceptionReady(reported: Bool, into actions: inout [SessionAction]) {
         guard let host = exchange?.routed.upstream.host else { return }
+        exchange?.upstream = .attached(pooled: false)
         if reported { actions.append(.recordViolation(blocking: false)) }
         state = .clientHandshake
-        exchange = nil
         actions.append(.beginInterception(Self.connectEstablished, host: host))
     }
 
     mutating func clientTLSReady(into actions: inout [SessionAction]) {
         guard state == .clientHandshake else { return }
         state = .awaitingHead
+        exchange = nil
         actions.append(.readRequestHead)
     }
 

@@ -83,8 +83,9 @@ public struct SessionMachine: Sendable {
             upstreamEnded(ending, into: &actions)
         case .tunnelOpened:
             tunnelOpened(into: &actions)
-        case .tunnelClosed:
-            if state == .tunnelling { end(CloseReason(.completed, in: .tunnel), into: &actions) }
+        case let .tunnelClosed(idle):
+            // The relay owned both sockets and has closed them: nothing is left to answer or flush.
+            if state == .tunnelling { abort(CloseReason(idle ? .clientTimedOut : .completed, in: .tunnel), into: &actions) }
         case .clientTLSReady:
             clientTLSReady(into: &actions)
         case let .clientTLSFailed(detail):
@@ -211,7 +212,9 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func upstreamEnded(_ ending: UpstreamEnd, into actions: inout [SessionAction]) {
-        guard case let .attached(pooled)? = exchange?.upstream, let upstream = exchange?.routed.upstream else { return }
+        // An intercepted CONNECT's upstream waiting for the first request is the executor's to drop.
+        guard state == .exchanging, case let .attached(pooled)? = exchange?.upstream,
+              let upstream = exchange?.routed.upstream else { return }
         if ending.closedCleanly && exchange?.responseDelimitedByClose == true {
             // The close ends the body: relay what came with it, and the exchange
             // is done; the client learns the end from the close too.

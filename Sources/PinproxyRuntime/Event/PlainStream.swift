@@ -42,6 +42,14 @@ final class PlainStream: ByteStream, StreamEventsOwner {
 
     func close() { events.close() }
 
+    /// Stops being a stream and hands over the open socket (to a tunnel, or
+    /// to a TLS stream that takes over the connection); `input` and `output`
+    /// keep what they hold until moved. Nil when already closed.
+    func detachDescriptor() -> Int32? {
+        guard isOpen else { return nil }
+        return events.detachDescriptor()
+    }
+
     // MARK: reading
 
     func startReading(timeout: EventTimeout?) { events.wantReading(timeout: timeout) }

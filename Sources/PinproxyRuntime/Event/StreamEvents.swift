@@ -86,6 +86,15 @@ final class StreamEvents {
         descriptor = -1
     }
 
+    /// Frees the events and hands the socket to the caller, open; the buffers
+    /// stay (for the caller to move what they hold). The stream is closed after.
+    func detachDescriptor() -> Int32 {
+        let socket = descriptor
+        descriptor = -1
+        close()
+        return socket
+    }
+
     // MARK: reading
 
     /// Reading is wanted, with `timeout` counted from the last byte read;

@@ -82,12 +82,23 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     var isOpen: Bool { events.isOpen }
 
-    /// Frees the `SSL`, then closes the socket. Idempotent.
+    /// Sends close_notify (when the connection is up and has not failed: a
+    /// peer reading a body delimited by the close must see that it was not
+    /// cut, RFC 8446 §6.1), frees the `SSL`, then closes the socket. Idempotent.
     func close() {
         events.disarmAll()
+        if isOpenForData, !hasFailed, let connection, events.isOpen {
+            // One attempt, never waited for: the socket may be full, the peer gone.
+            ERR_clear_error()
+            _ = SSL_shutdown(connection.pointer)
+            ERR_clear_error()
+        }
         connection = nil
         events.close()
     }
+
+    /// A fatal TLS or socket error happened (OpenSSL forbids SSL_shutdown after one).
+    private var hasFailed = false
 
     /// Whether the handshake resumed a session.
     var resumedSession: Bool { connection?.resumedSession ?? false }
@@ -125,6 +136,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             events.armWrite(timeout: nil)
         default:
             let detail = OpenSSLError.describeQueue(fallback: "TLS handshake failed")
+            hasFailed = true
             if fromCallback {
                 delegate?.stream(self, didEnd: .tlsFailed(detail))
             } else {
@@ -199,6 +211,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     }
 
     private func endStream(_ ending: StreamEnd, afterReading readAny: Bool) {
+        if ending != .endOfStream { hasFailed = true }
         events.stopReading()
         if readAny { delegate?.streamDidRead(self) }
         if isOpen { delegate?.stream(self, didEnd: ending) }
@@ -266,6 +279,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         _ = events.consumeActivation()
         if let failure = deferredFailure {
             deferredFailure = nil
+            hasFailed = true
             events.disarmAll()
             return delegate?.stream(self, didEnd: .tlsFailed(failure)) ?? ()
         }

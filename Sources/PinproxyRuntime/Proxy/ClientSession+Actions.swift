@@ -49,7 +49,11 @@ extension ClientSession {
         case let .nextRequest(reuseUpstream):
             releaseUpstream(reuse: reuseUpstream)
             readRequestHead()
-        case .openTunnel, .beginTunnel, .beginInterception:
+        case let .openTunnel(consumedHead, target, _):
+            openTunnel(consumedHead: consumedHead, to: target)
+        case let .beginTunnel(answer):
+            beginTunnel(answer: answer)
+        case .beginInterception:
             // TEMPORARY until the CONNECT executor lands: refuse.
             finish(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")), in: .requestHead),
                    answering: true)
@@ -107,8 +111,10 @@ extension ClientSession {
     private func recordViolation(blocking: Bool) {
         guard let exchange, let verdict = exchange.verdict, let progress = machine.exchange,
               let peer = exchange.upstream?.peer ?? exchange.blockedPeer else { return }
+        let transport: ViolationEvent.ClientTransport = progress.connect != nil || machine.interceptedUpstream != nil
+            ? .connect : .http
         let event = exchange.violationEvent(verdict, peer: peer, progress: progress, client: clientAddress,
-                                            listener: listener.name)
+                                            listener: listener.name, transport: transport)
         worker.sendReport(event, verdict: verdict, policy: exchange.policy.policy)
         // A block's 502 leaves only once the event is durable on disk (SPEC §4).
         worker.record(event) { [weak self] in if blocking { self?.handle(.violationRecorded) } }

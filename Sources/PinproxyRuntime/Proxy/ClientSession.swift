@@ -27,6 +27,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     private var nextAction = 0
     /// The runtime side of the current exchange.
     var exchange: Exchange?
+    /// The runtime side of a blind CONNECT tunnel.
+    var connect: TunnelConnect?
     /// The close was decided: output drains, then the connection closes.
     private(set) var isClosing = false
     private(set) var isClosed = false
@@ -98,6 +100,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         isClosed = true
         exchange?.abandonUpstream()
         exchange = nil
+        connect?.cancel()
+        connect = nil
         client.close()
         worker.sessionDidClose(self)
     }

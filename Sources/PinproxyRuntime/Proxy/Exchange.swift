@@ -98,7 +98,7 @@ final class Exchange {
     /// The violation event for this exchange's verdict (SPEC §4): never the
     /// query string, headers or body.
     func violationEvent(_ verdict: TrustVerdict, peer: SocketAddress, progress: ExchangeProgress,
-                        client: SocketAddress, listener: String) -> ViolationEvent {
+                        client: SocketAddress, listener: String, transport: ViolationEvent.ClientTransport) -> ViolationEvent {
         let rule = policy.policy
         return ViolationEvent(
             time: Date(), action: verdict.decision.permitsRelay ? .reported : .blocked,
@@ -110,6 +110,6 @@ final class Exchange {
             clientAddress: client.description, listener: listener,
             configGeneration: configuration.generation,
             requestMethod: progress.request.method, requestTarget: progress.routed.pathWithoutQuery,
-            detail: verdict.decision.detail ?? "")
+            detail: verdict.decision.detail ?? "", clientTransport: transport)
     }
 }

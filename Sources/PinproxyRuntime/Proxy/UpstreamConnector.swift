@@ -11,9 +11,8 @@ enum UpstreamFailure: Error {
     case blocked(TrustVerdict, peer: SocketAddress)
 }
 
-/// Makes one verified TLS connection: resolve (honouring `resolve`
-/// overrides and IP literals), TCP connect (each address in resolver order),
-/// TLS handshake with the policy evaluated inside it. Reports exactly once,
+/// Makes one verified TLS connection: a TCP connection from an
+/// `UpstreamDialer`, then the TLS handshake with the policy evaluated inside it. Reports exactly once,
 /// on the loop, unless cancelled.
 final class UpstreamConnector: ByteStreamDelegate {
     struct Success {
@@ -32,10 +31,7 @@ final class UpstreamConnector: ByteStreamDelegate {
     private unowned let pool: UpstreamPool
     private var completion: ((Result<Success, UpstreamFailure>) -> Void)?
 
-    private var lookup: DNSLookup?
-    private var socketConnector: SocketConnector?
-    private var addresses: [SocketAddress] = []
-    private var lastConnectFailure = UpstreamFailure.refused("no address")
+    private var dialer: UpstreamDialer?
     private var peer: SocketAddress?
     private var pending: UpstreamConnection?
     private var handshakeTimer: Timer?
@@ -51,15 +47,13 @@ final class UpstreamConnector: ByteStreamDelegate {
         self.resumesSessions = resumesSessions
         self.pool = pool
         self.completion = completion
-        let destination = override ?? target
-        if destination.host.isIPAddress, let address = SocketAddress(ip: destination.host.value, port: destination.port) {
-            addresses = [address]
-            // Defer so the caller never sees its completion run inside init.
-            let connector = LoopBound(Weak(self))
-            loop.execute { connector.value.object?.connectNext() }
-        } else {
-            lookup = resolver.resolve(host: destination.host.value, port: destination.port) { [weak self] result in
-                self?.didResolve(result)
+        dialer = UpstreamDialer(loop: loop, resolver: resolver, target: target, connectTo: override,
+                                connectTimeout: timeouts.connect) { [weak self] result in
+            guard let self else { return }
+            self.dialer = nil
+            switch result {
+            case let .success((descriptor, peer)): self.startHandshake(descriptor: descriptor, address: peer)
+            case let .failure(failure): self.finish(.failure(failure))
             }
         }
     }
@@ -69,45 +63,10 @@ final class UpstreamConnector: ByteStreamDelegate {
     /// Abandons the attempt; the completion never runs.
     func cancel() {
         completion = nil
-        lookup?.cancel()
-        socketConnector?.cancel()
+        dialer?.cancel()
         handshakeTimer?.cancel()
         pending?.close()
         pending = nil
-    }
-
-    private func didResolve(_ result: Result<[SocketAddress], DNSFailure>) {
-        lookup = nil
-        switch result {
-        case let .success(found):
-            addresses = found
-            connectNext()
-        case let .failure(.notFound(text)), let .failure(.failed(text)):
-            finish(.failure(.dns("\(target.host): \(text)")))
-        }
-    }
-
-    private func connectNext() {
-        guard completion != nil else { return }
-        guard !addresses.isEmpty else { finish(.failure(lastConnectFailure)); return }
-        let address = addresses.removeFirst()
-        socketConnector = SocketConnector(loop: loop, address: address, timeout: timeouts.connect) { [weak self] result in
-            self?.didConnect(result, to: address)
-        }
-    }
-
-    private func didConnect(_ result: Result<Int32, SocketConnector.Failure>, to address: SocketAddress) {
-        socketConnector = nil
-        switch result {
-        case let .failure(.refused(code)):
-            lastConnectFailure = .refused("\(address): \(String(cString: strerror(code)))")
-            connectNext()
-        case .failure(.timedOut):
-            lastConnectFailure = .timedOut("connect to \(address) timed out")
-            connectNext()
-        case let .success(descriptor):
-            startHandshake(descriptor: descriptor, address: address)
-        }
     }
 
     private func startHandshake(descriptor: Int32, address: SocketAddress) {

@@ -17,7 +17,9 @@ struct SessionFailureTests {
     @Test("refused heads are answered before anything goes upstream", arguments: [
         ("GET / HTTP/1.1\r\n\r\n", 400, nil),                                            // no Host in 1.1
         ("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, nil),                     // two Host fields
-        ("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n", 405, nil),
+        ("CONNECT api.example.com:25 HTTP/1.1\r\nHost: api.example.com:25\r\n\r\n", 403, .httpRequestDenied),
+        ("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\nContent-Length: 3\r\n\r\n", 400, nil),
+        ("CONNECT api.example.com HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, nil),            // no port
         ("OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, nil),
         ("GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", 508, ProxyStatusError.proxyLoopDetected),
         ("GET http://localhost:8080/ HTTP/1.1\r\nHost: localhost:8080\r\n\r\n", 508, .proxyLoopDetected),

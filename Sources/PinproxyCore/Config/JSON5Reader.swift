@@ -6,28 +6,32 @@
 /// errors must name a line and column, duplicate keys must be refused (RFC 8259
 /// §4 leaves them undefined; a duplicate pin list would silently win), and
 /// object key order matters for stable messages. Limits keep a hostile file
-/// from exhausting the daemon: 4 MiB of input, 64 levels of nesting.
+/// from exhausting the daemon: 64 MiB of input (100,000 host rules take
+/// about 15 MB), 64 levels of nesting.
 public struct JSON5Reader {
     /// Largest accepted document, in bytes.
-    public static let maximumInputBytes = 4 * 1024 * 1024
+    public static let maximumInputBytes = 64 * 1024 * 1024
     /// Deepest accepted nesting of arrays and objects.
     public static let maximumDepth = 64
 
-    private let bytes: [UInt8]
-    private var offset = 0
-    private var line = 1
-    private var lineStart = 0
+    let bytes: [UInt8]
+    var offset = 0
+    var line = 1
+    var lineStart = 0
     private var depth = 0
+    /// The column at `offset` on the line that starts at `lineStart`, as last counted.
+    private var counted = (lineStart: 0, offset: 0, column: 1)
 
     private init(_ text: String) { bytes = Array(text.utf8) }
 
     /// Parses one JSON5 document; the whole text must be that one value
     /// (whitespace and comments around it allowed).
     public static func parse(_ text: String) throws(JSON5SyntaxError) -> JSONValue {
-        var reader = JSON5Reader(text)
-        guard reader.bytes.count <= maximumInputBytes else {
-            throw reader.error("document is \(reader.bytes.count) bytes, more than the limit of \(maximumInputBytes)")
+        guard text.utf8.count <= maximumInputBytes else {
+            throw JSON5SyntaxError(line: 1, column: 1, message: "document is \(text.utf8.count) bytes, more than the limit of \(maximumInputBytes)",
+                                   snippet: "")
         }
+        var reader = JSON5Reader(text)
         try reader.skipInsignificant()
         guard reader.offset < reader.bytes.count else { throw reader.error("empty document: expected a JSON value") }
         let value = try reader.readValue()
@@ -38,8 +42,8 @@ public struct JSON5Reader {
 
     // MARK: values
 
-    private mutating func readValue() throws(JSON5SyntaxError) -> JSONValue {
-        let start = position
+    mutating func readValue() throws(JSON5SyntaxError) -> JSONValue {
+        let start = here()
         guard let byte = peek else { throw error("unexpected end of input: expected a value") }
         switch byte {
         case UInt8(ascii: "{"): return JSONValue(.object(try readObject()), at: start)
@@ -72,7 +76,7 @@ public struct JSON5Reader {
             try skipInsignificant()
             guard let byte = peek else { throw error("unexpected end of input inside an object: expected a key or '}'") }
             if byte == UInt8(ascii: "}") { offset += 1; break }
-            let keyPosition = position
+            let keyPosition = here()
             let key: String
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                 key = try readString()
@@ -125,149 +129,10 @@ public struct JSON5Reader {
 
     /// An ECMAScript-style identifier (ASCII letters, digits, `_`, `$`), used
     /// for unquoted keys and the literals `true`, `false`, `null`.
-    private mutating func readIdentifier() -> String {
-        let start = offset
-        while let byte = peek, byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
-                || (offset > start && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte))
-                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) {
-            offset += 1
-        }
-        return String(decoding: bytes[start..<offset], as: UTF8.self)
-    }
-
-    private mutating func readNumber() throws(JSON5SyntaxError) -> JSONValue.Kind {
-        let start = offset
-        let startPosition = position
-        if peek == UInt8(ascii: "-") || peek == UInt8(ascii: "+") { offset += 1 }
-        if peek.map({ (UInt8(ascii: "A")...UInt8(ascii: "z")).contains($0) }) == true {
-            let word = readIdentifier()
-            throw error("\(word) is not accepted: numbers must be finite", at: startPosition)
-        }
-        let digitsStart = offset
-        skipDigits()
-        guard offset > digitsStart else { throw error("a number needs digits before any '.' or exponent", at: startPosition) }
-        var isInteger = true
-        if peek == UInt8(ascii: ".") {
-            isInteger = false
-            offset += 1
-            let fractionStart = offset
-            skipDigits()
-            guard offset > fractionStart else { throw error("a number needs digits after '.'", at: startPosition) }
-        }
-        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
-            isInteger = false
-            offset += 1
-            if peek == UInt8(ascii: "-") || peek == UInt8(ascii: "+") { offset += 1 }
-            let exponentStart = offset
-            skipDigits()
-            guard offset > exponentStart else { throw error("a number needs digits in its exponent", at: startPosition) }
-        }
-        var text = String(decoding: bytes[start..<offset], as: UTF8.self)
-        if text.hasPrefix("+") { text.removeFirst() }
-        if isInteger {
-            guard let value = Int64(text) else {
-                throw error("integer \(text) does not fit in 64 bits", at: startPosition)
-            }
-            return .integer(value)
-        }
-        guard let value = Double(text), value.isFinite else {
-            throw error("number \(text) is out of range", at: startPosition)
-        }
-        return .number(value)
-    }
-
-    private mutating func skipDigits() {
-        while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { offset += 1 }
-    }
-
-    // MARK: strings
-
-    /// A double- or single-quoted string with JSON's escapes (plus `\'`).
-    /// RFC 8259 §7: control characters must be escaped; `\u` pairs of UTF-16
-    /// surrogates form one scalar, and a lone surrogate is refused.
-    private mutating func readString() throws(JSON5SyntaxError) -> String {
-        let quote = bytes[offset]
-        let startPosition = position
-        offset += 1
-        var scalars = String.UnicodeScalarView()
-        var runStart = offset
-        func flush(_ reader: JSON5Reader, upTo end: Int) {
-            scalars.append(contentsOf: String(decoding: reader.bytes[runStart..<end], as: UTF8.self).unicodeScalars)
-        }
-        while true {
-            guard let byte = peek else { throw error("unterminated string", at: startPosition) }
-            if byte == quote {
-                flush(self, upTo: offset)
-                offset += 1
-                return String(scalars)
-            }
-            if byte < 0x20 {
-                throw error("control character \(describe(byte)) inside a string (escape it)")
-            }
-            if byte != UInt8(ascii: "\\") { offset += 1; continue }
-            flush(self, upTo: offset)
-            offset += 1
-            guard let escape = peek else { throw error("unterminated string", at: startPosition) }
-            offset += 1
-            switch escape {
-            case UInt8(ascii: "\""): scalars.append("\"")
-            case UInt8(ascii: "'"): scalars.append("'")
-            case UInt8(ascii: "\\"): scalars.append("\\")
-            case UInt8(ascii: "/"): scalars.append("/")
-            case UInt8(ascii: "b"): scalars.append("\u{08}")
-            case UInt8(ascii: "f"): scalars.append("\u{0C}")
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "t"): scalars.append("\t")
-            case UInt8(ascii: "u"): scalars.append(try readUnicodeEscape())
-            default: throw error("unknown escape \\\(describe(escape)) in a string")
-            }
-            runStart = offset
-        }
-    }
-
-    private mutating func readUnicodeEscape() throws(JSON5SyntaxError) -> Unicode.Scalar {
-        let high = try readHex4()
-        if (0xD800...0xDBFF).contains(high) {
-            guard peek == UInt8(ascii: "\\"), offset + 1 < bytes.count, bytes[offset + 1] == UInt8(ascii: "u") else {
-                throw error("lone UTF-16 surrogate \\u\(String(high, radix: 16)) in a string")
-            }
-            offset += 2
-            let low = try readHex4()
-            guard (0xDC00...0xDFFF).contains(low) else {
-                throw error("lone UTF-16 surrogate \\u\(String(high, radix: 16)) in a string")
-            }
-            return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
-        }
-        guard let scalar = Unicode.Scalar(high) else {
-            throw error("lone UTF-16 surrogate \\u\(String(high, radix: 16)) in a string")
-        }
-        return scalar
-    }
-
-    private mutating func readHex4() throws(JSON5SyntaxError) -> UInt32 {
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            guard let byte = peek, let digit = hexValue(byte) else { throw error("\\u needs four hex digits") }
-            value = value << 4 | digit
-            offset += 1
-        }
-        return value
-    }
-
-    private func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
-    }
-
     // MARK: whitespace, comments, positions
 
     /// Skips whitespace, `// …` to the end of the line and `/* … */`.
-    private mutating func skipInsignificant() throws(JSON5SyntaxError) {
+    mutating func skipInsignificant() throws(JSON5SyntaxError) {
         while let byte = peek {
             switch byte {
             case UInt8(ascii: "\n"):
@@ -279,7 +144,7 @@ public struct JSON5Reader {
             case UInt8(ascii: "/") where offset + 1 < bytes.count && bytes[offset + 1] == UInt8(ascii: "/"):
                 while let next = peek, next != UInt8(ascii: "\n") { offset += 1 }
             case UInt8(ascii: "/") where offset + 1 < bytes.count && bytes[offset + 1] == UInt8(ascii: "*"):
-                let start = position
+                let start = here()
                 offset += 2
                 while true {
                     guard let next = peek else { throw error("unterminated /* comment", at: start) }
@@ -298,25 +163,38 @@ public struct JSON5Reader {
         }
     }
 
-    private var peek: UInt8? { offset < bytes.count ? bytes[offset] : nil }
+    var peek: UInt8? { offset < bytes.count ? bytes[offset] : nil }
 
     /// The current position; columns count UTF-8 lead bytes, i.e. scalars.
-    private var position: JSONValue.Position {
-        JSONValue.Position(line: line, column: column(at: offset, lineStart: lineStart))
+    /// Counted on from the last position asked for on the same line, so that
+    /// a one-line document (as `jq -c` writes) costs linear time, not
+    /// quadratic: every value asks for its position.
+    mutating func here() -> JSONValue.Position {
+        if counted.lineStart != lineStart || counted.offset > offset {
+            counted = (lineStart, lineStart, 1)
+        }
+        counted.column = Self.column(bytes, from: counted.offset, to: offset, startingAt: counted.column)
+        counted.offset = offset
+        return JSONValue.Position(line: line, column: counted.column)
     }
 
-    private func column(at offset: Int, lineStart: Int) -> Int {
-        bytes[lineStart..<min(offset, bytes.count)].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+    /// The position without the running count (for errors, which end the parse).
+    var position: JSONValue.Position {
+        JSONValue.Position(line: line, column: Self.column(bytes, from: lineStart, to: offset, startingAt: 1))
     }
 
-    private func describe(_ byte: UInt8) -> String {
+    private static func column(_ bytes: [UInt8], from start: Int, to end: Int, startingAt column: Int) -> Int {
+        bytes[start..<min(end, bytes.count)].reduce(column) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+    }
+
+    func describe(_ byte: UInt8) -> String {
         byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16, uppercase: true)
     }
 
-    private func error(_ message: String) -> JSON5SyntaxError { error(message, at: position) }
+    func error(_ message: String) -> JSON5SyntaxError { error(message, at: position) }
 
     /// An error at `at`, quoting that line (or 60 characters of it around the column).
-    private func error(_ message: String, at where_: JSONValue.Position) -> JSON5SyntaxError {
+    func error(_ message: String, at where_: JSONValue.Position) -> JSON5SyntaxError {
         var start = lineStart
         var currentLine = line
         // `where_` may be on an earlier line (an unterminated string or comment): find that line's start.

@@ -87,11 +87,11 @@ struct JSON5ReaderTests {
         #expect(error?.column == 65)
     }
 
-    @Test("documents over 4 MiB are refused before parsing")
+    @Test("documents over the 64 MiB limit are refused before parsing")
     func sizeLimit() {
         let text = "\"" + String(repeating: "a", count: JSON5Reader.maximumInputBytes) + "\""
         let error = #expect(throws: JSON5SyntaxError.self) { try JSON5Reader.parse(text) }
-        #expect(error?.message == "document is 4194306 bytes, more than the limit of 4194304")
+        #expect(error?.message == "document is 67108866 bytes, more than the limit of 67108864")
     }
 
     @Test("columns count characters, not bytes")

@@ -100,4 +100,35 @@ struct JSON5ReaderTests {
         guard case .object(let members) = value.kind else { Issue.record("not an object"); return }
         #expect(members[1].position == JSONValue.Position(line: 1, column: 11))
     }
+
+    @Test("every value's position is right on a long one-line document and after line breaks")
+    func positionsOnLongLines() throws {
+        // Multi-byte names and values, as `jq -c` would write them, then a second line.
+        let members = (0..<300).map { "\"hôst\($0).example\":{\"p\":[\"é\($0)\",\($0)]}" }
+        let text = "{" + members.joined(separator: ",") + ",\n  \"last\": 'ü'}"
+        let document = try JSON5Reader.parse(text)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var checked = 0
+        func check(_ value: JSONValue) {
+            // The position must point at the value's first character.
+            let line = Array(lines[value.position.line - 1])
+            let character = line[value.position.column - 1]
+            switch value.kind {
+            case .object: #expect(character == "{")
+            case .array: #expect(character == "[")
+            case .string: #expect(character == "\"" || character == "'")
+            default: #expect(character.isNumber)
+            }
+            checked += 1
+            if case let .object(children) = value.kind {
+                for child in children {
+                    #expect(Array(lines[child.position.line - 1])[child.position.column - 1] == "\"")
+                    check(child.value)
+                }
+            }
+            if case let .array(children) = value.kind { children.forEach(check) }
+        }
+        check(document)
+        #expect(checked == 1 + 300 * 4 + 1)
+    }
 }

@@ -20,7 +20,11 @@ struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// `["key"]` even for identifier-like keys: used for `hosts` and `resolve`
     /// entries, whose keys are data (host names), not schema.
     func entry(_ key: String) -> JSONPath {
-        let escaped = key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        // Built for every entry of a large `hosts` section: Foundation only when there is something to escape.
+        let needsEscaping = key.utf8.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }
+        let escaped = needsEscaping
+            ? key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            : key
         return JSONPath(description: description + "[\"" + escaped + "\"]")
     }
 

@@ -1,7 +1,7 @@
 import PinproxyCore
 internal import COpenSSL
 
-/// One SSL_CTX per (policy, trust store): the TLS settings of a host entry.
+/// One SSL_CTX per distinct TLS settings of the host entries (`TLSClientContextCache`).
 ///
 /// The single owner of an `SSL_CTX*`, freed in `deinit`. Every setting below
 /// is policy, decided here in Swift and documented where it is made; the C

@@ -42,10 +42,11 @@ final class ActiveConfiguration: @unchecked Sendable {
         }
         var problems: [String] = []
         var policies: [String: PreparedPolicy] = [:]
+        let contexts = TLSClientContextCache()
         for rule in configuration.policies.rules {
             do {
                 policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore,
-                                                        publicSuffixes: publicSuffixes)
+                                                        publicSuffixes: publicSuffixes, contexts: contexts)
             } catch {
                 problems.append("$.hosts[\"\(rule.key)\"]: \(error)")
             }
@@ -54,7 +55,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         if case let .policy(policy) = configuration.policies.defaultPolicy {
             do {
                 fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore,
-                                              publicSuffixes: publicSuffixes)
+                                              publicSuffixes: publicSuffixes, contexts: contexts)
             } catch {
                 problems.append("$.default_policy: \(error)")
             }

@@ -2,7 +2,7 @@ import Foundation
 import PinproxyCore
 
 /// A trust policy made ready for handshakes: its files loaded, its pins
-/// digested, its `SSL_CTX` built. Shared by every loop (an `SSL_CTX` is safe
+/// digested, its `SSL_CTX` built (or shared with rules of the same TLS settings). Shared by every loop (an `SSL_CTX` is safe
 /// to create `SSL`s from concurrently) and immutable.
 final class PreparedPolicy: @unchecked Sendable {
     /// The matched `hosts` key, or `default_policy`: the log's `rule`.
@@ -17,13 +17,16 @@ final class PreparedPolicy: @unchecked Sendable {
     /// `probe --chain` run this same value.
     let check: TrustCheck
 
-    init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore, publicSuffixes: PublicSuffixList) throws {
+    /// `contexts`: where rules with the same TLS settings find their shared
+    /// `SSL_CTX` (one cache per configuration generation).
+    init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore, publicSuffixes: PublicSuffixList,
+         contexts: TLSClientContextCache = TLSClientContextCache()) throws {
         self.ruleName = ruleName
         self.policy = policy
         material = try PolicyMaterial.load(for: policy)
         pinMaterial = PinMaterial(spkiDigests: material.pinnedSPKIDigests,
                                   certificateDERs: material.pinnedCertificates.map { $0.facts.der })
-        context = try TLSClientContext(policy: policy, material: material, trustStore: trustStore)
+        context = try contexts.context(for: policy, material: material, trustStore: trustStore)
         knownPins = material.pinnedSPKIDigests.compactMap { SPKIPin(digest: $0)?.description }
         check = TrustCheck(policy: policy, material: pinMaterial, publicSuffixes: publicSuffixes)
     }

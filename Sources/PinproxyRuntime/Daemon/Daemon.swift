@@ -7,8 +7,8 @@ import Synchronization
 /// pool and sessions; the first loop runs on the calling thread and also owns
 /// signals, reload, the listening sockets, the watchdog and flood summaries.
 ///
-/// Reload (SIGHUP) is parse → validate → build → swap on every loop → bump
-/// the generation; a failed reload keeps the old configuration. Shutdown
+/// Reload (SIGHUP) is parse → validate → build (off the loops) → swap on
+/// every loop → bump the generation; a failed reload keeps the old configuration. Shutdown
 /// (SIGTERM/SIGINT) is stop accepting → STOPPING=1 → let exchanges finish for
 /// up to `timeouts.shutdown` → exit 0.
 public final class Daemon: @unchecked Sendable {
@@ -26,20 +26,25 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    private let options: Options
-    private let logger: Logger
-    private let shared: SharedDaemonState
-    private let workers: [LoopWorker]
-    private let sockets: ListeningSockets
-    private var generation = 1
+    let options: Options
+    let logger: Logger
+    let shared: SharedDaemonState
+    let workers: [LoopWorker]
+    let sockets: ListeningSockets
+    var generation = 1
     private var signalSources: [SignalSource] = []
     private var housekeeping: Timer?
     private var watchdog: Timer?
     private var shutdownTimer: Timer?
-    private let notifier: SystemdNotifier?
+    let notifier: SystemdNotifier?
     private let ready = DispatchSemaphore(value: 0)
     private let finishedThreads = DispatchGroup()
-    private let stopping = Atomic<Bool>(false)
+    let stopping = Atomic<Bool>(false)
+    /// Where reloads build their generation (serial: one build at a time).
+    let reloadQueue = DispatchQueue(label: "pinproxy.reload")
+    /// Loop 0's state: a build is under way; another SIGHUP came meanwhile.
+    var reloadInProgress = false
+    var reloadPending = false
 
     /// Builds the first generation, opens the violation log and binds every
     /// listener. Throws `DaemonStartError` naming what failed.
@@ -161,55 +166,6 @@ public final class Daemon: @unchecked Sendable {
         ]
     }
 
-    private func reload() {
-        guard !stopping.load(ordering: .relaxed) else { return }
-        notifier?.reloading()
-        defer { notifier?.ready(status: statusLine()) }
-        shared.violations.flushSummaries(now: Date(), closingAll: true)
-        shared.violations.reopen()
-        guard let path = options.configPath else {
-            logger.log(.info, "reload", "running on built-in defaults: no file to reload (violation log reopened)")
-            return
-        }
-        let configuration: Configuration
-        do {
-            let (loaded, warnings) = try ConfigurationLoader.load(path: path, environment: options.environment,
-                                                                  cpuCount: ProcessInfo.processInfo.activeProcessorCount)
-            warnings.forEach { logger.log(.warning, "config", "\($0)") }
-            configuration = loaded
-        } catch {
-            logger.log(.error, "reload", "rejected, keeping generation \(generation):\n\(error)")
-            return
-        }
-        let active: ActiveConfiguration
-        do {
-            active = try ActiveConfiguration(configuration: configuration, generation: generation + 1)
-        } catch {
-            logger.log(.error, "reload", "rejected, keeping generation \(generation): \(error)")
-            return
-        }
-        active.warnings(at: Date()).forEach { logger.log(.warning, "config", $0) }
-        if configuration.threads != workers.count {
-            logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
-        }
-        generation += 1
-        let previous = Set(workers[0].configuration.configuration.listeners)
-        let (descriptors, failures) = sockets.update(for: configuration.listeners,
-                                                     added: configuration.listeners.filter { !previous.contains($0) },
-                                                     loops: workers.count)
-        failures.forEach { logger.log(.error, "reload", "\($0)") }
-        for (index, worker) in workers.enumerated() {
-            if worker === workers[0] {
-                worker.apply(active, descriptors: descriptors[index])
-            } else {
-                let bound = LoopBound(worker)
-                let mine = descriptors[index]
-                worker.loop.execute { bound.value.apply(active, descriptors: mine) }
-            }
-        }
-        logger.log(.info, "reload", "configuration generation \(generation) active")
-    }
-
     private func beginShutdown() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         logger.log(.info, "daemon", "shutting down: no new connections, finishing in-flight requests")
@@ -242,7 +198,7 @@ public final class Daemon: @unchecked Sendable {
         housekeeping?.schedule(after: .seconds(5))
     }
 
-    private func statusLine() -> String {
+    func statusLine() -> String {
         "generation \(generation), \(shared.openConnections.load(ordering: .relaxed)) connections, "
             + "\(shared.violations.recordedCount.load(ordering: .relaxed)) violations"
     }

@@ -50,7 +50,7 @@ public final class Daemon: @unchecked Sendable {
         notifier = SystemdNotifier(environment: options.environment)
         let active: ActiveConfiguration
         do {
-            active = try ActiveConfiguration(configuration: configuration, generation: 1)
+            active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: options.configPath)
         } catch {
             throw .invalidConfiguration("\(error)")
         }
@@ -183,7 +183,8 @@ public final class Daemon: @unchecked Sendable {
         }
         let active: ActiveConfiguration
         do {
-            active = try ActiveConfiguration(configuration: configuration, generation: generation + 1)
+            active = try ActiveConfiguration(configuration: configuration, generation: generation + 1,
+                                             previous: workers[0].configuration, configPath: path)
         } catch {
             logger.log(.error, "reload", "rejected, keeping generation \(generation): \(error)")
             return

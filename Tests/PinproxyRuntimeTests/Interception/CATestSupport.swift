@@ -45,8 +45,8 @@ enum CAProcess {
                     directory: String? = nil, timeout: TimeInterval = 120) throws -> Result {
         let scratch = try CAScratch()
         let out = scratch.file("stdout"), err = scratch.file("stderr")
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

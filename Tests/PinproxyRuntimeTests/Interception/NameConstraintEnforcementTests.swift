@@ -162,7 +162,7 @@ struct NameConstraintEnforcementTests {
         let paths = ["root.pem": root.pem, "issuing.pem": issuing.pem, "leaf.pem": leaf.certificate.pem].mapValues { bytes in
             { (name: String) -> String in
                 let path = scratch.file(name)
-                FileManager.default.createFile(atPath: path, contents: Data(bytes))
+                _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
                 return path
             }
         }.reduce(into: [String: String]()) { $0[$1.key] = $1.value($1.key) }

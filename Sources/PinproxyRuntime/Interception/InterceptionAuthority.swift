@@ -206,6 +206,14 @@ public final class InterceptionAuthority: Sendable {
         try serverContext.makeConnection(presenting: leaf(for: host, now: now).certificate, for: host)
     }
 
+    /// Mints a new leaf for `host` past the cache (which is left alone): the
+    /// whole work of a cache miss, for `bench/leaf-mint-cost.sh`.
+    public func mintUncachedLeaf(for host: HostName, at now: Date = Date()) throws {
+        guard !host.isIPAddress else { throw LeafRefusal.ipLiteral(host) }
+        guard scope.covers(host) else { throw LeafRefusal.outsideScope(host) }
+        _ = try leafIssuer.mint(for: host, at: now)
+    }
+
     /// The number of cached leaves.
     var cachedLeafCount: Int { leaves.count }
 }

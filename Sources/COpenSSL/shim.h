@@ -41,6 +41,14 @@ static inline long shim_SSL_CTX_set1_groups_list(SSL_CTX *c, const char *list) {
 static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *c, X509 *x) { return SSL_CTX_add1_chain_cert(c, x); }
 static inline int shim_SSL_get_negotiated_group(SSL *s) { return (int)SSL_get_negotiated_group(s); }
 
+// Legacy (EC_KEY-backed) public keys, deprecated in OpenSSL 3 but kept on
+// purpose: X509_set_pubkey with such a key encodes it directly, where a
+// provider key costs an OSSL_ENCODER and an OSSL_DECODER round trip (75% of
+// minting a leaf, see CertificatePublicKey.swift).
+static inline EC_KEY *shim_d2i_EC_PUBKEY(EC_KEY **a, const unsigned char **pp, long length) { return d2i_EC_PUBKEY(a, pp, length); }
+static inline int shim_EVP_PKEY_assign_EC_KEY(EVP_PKEY *pkey, EC_KEY *key) { return EVP_PKEY_assign_EC_KEY(pkey, key); }
+static inline void shim_EC_KEY_free(EC_KEY *key) { EC_KEY_free(key); }
+
 // SSL_OP_* and SSL_MODE_* are built with casts Swift does not import.
 static const uint64_t shim_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
 static const uint64_t shim_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;

@@ -57,24 +57,25 @@ enum InterceptionCAIssuer {
         let tag = randomSerial().prefix(4).map { String(format: "%02x", $0) }.joined()
 
         let rootKey = try PrivateKey.generateP256()
+        let rootSigner = try CertificateSigningKey(rootKey)
         let rootIdentifier = try rootKey.keyIdentifier()
         let root = try X509Certificate.sign(CertificateRequest(
             serialNumber: randomSerial(), commonName: "pinproxy interception root \(tag)", organization: organization,
-            notBefore: notBefore, notAfter: notAfter, subjectKey: rootKey,
+            notBefore: notBefore, notAfter: notAfter, subjectKey: try CertificatePublicKey(of: rootKey),
             extensions: [try EncodedExtension(.basicConstraints(isCA: true, pathLength: 1)), caUsage,
                          try EncodedExtension(.subjectKeyIdentifier(rootIdentifier)),
                          try EncodedExtension(.authorityKeyIdentifier(rootIdentifier)), constraints]),
-            issuer: nil, key: rootKey)
+            issuer: nil, key: rootSigner)
 
         let issuingKey = try PrivateKey.generateP256()
         let issuing = try X509Certificate.sign(CertificateRequest(
             serialNumber: randomSerial(), commonName: "pinproxy interception issuing \(tag)", organization: organization,
-            notBefore: notBefore, notAfter: notAfter, subjectKey: issuingKey,
+            notBefore: notBefore, notAfter: notAfter, subjectKey: try CertificatePublicKey(of: issuingKey),
             extensions: [try EncodedExtension(.basicConstraints(isCA: true, pathLength: 0)), caUsage,
                          try EncodedExtension(.subjectKeyIdentifier(try issuingKey.keyIdentifier())),
                          try EncodedExtension(.authorityKeyIdentifier(rootIdentifier)), constraints]),
-            issuer: root, key: rootKey)
-        // rootKey is released here and never written (see above).
+            issuer: root, key: rootSigner)
+        // rootKey (and its signer) is released here and never written (see above).
         return Generation(root: root, issuing: issuing, issuingKey: issuingKey, leafKey: try PrivateKey.generateP256())
     }
 

@@ -44,11 +44,16 @@ struct LeafIssuer: Sendable {
     /// The issuing certificate's notAfter: no leaf outlives it.
     let latestNotAfter: Date
     private let constantExtensions: [EncodedExtension]
+    /// Set up once (see `CertificateSigningKey`, `CertificatePublicKey`): per leaf, only the signature.
+    private let signer: CertificateSigningKey
+    private let leafPublicKey: CertificatePublicKey
 
     init(issuing: X509Certificate, issuingKey: PrivateKey, leafKey: PrivateKey) throws {
         self.issuing = issuing
         self.issuingKey = issuingKey
         self.leafKey = leafKey
+        signer = try CertificateSigningKey(issuingKey)
+        leafPublicKey = try CertificatePublicKey(of: leafKey)
         latestNotAfter = issuing.facts.notAfter
         constantExtensions = [
             try EncodedExtension(.basicConstraints(isCA: false, pathLength: nil)),
@@ -70,9 +75,9 @@ struct LeafIssuer: Sendable {
         let alternativeName = try EncodedExtension(.subjectAlternativeName(dnsName: host.value, isCritical: !fitsCommonName))
         let certificate = try X509Certificate.sign(CertificateRequest(
             serialNumber: serial, commonName: fitsCommonName ? host.value : nil, organization: nil,
-            notBefore: notBefore, notAfter: notAfter, subjectKey: leafKey,
+            notBefore: notBefore, notAfter: notAfter, subjectKey: leafPublicKey,
             extensions: constantExtensions + [alternativeName]),
-            issuer: issuing, key: issuingKey)
+            issuer: issuing, key: signer)
         return InterceptionLeaf(host: host, certificate: certificate, notBefore: notBefore.rounded, notAfter: notAfter.rounded,
                                 serialNumber: serial)
     }

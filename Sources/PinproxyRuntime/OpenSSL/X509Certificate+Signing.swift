@@ -12,8 +12,8 @@ struct CertificateRequest {
     var organization: String?
     var notBefore: Date
     var notAfter: Date
-    /// The key whose public half the certificate binds.
-    var subjectKey: PrivateKey
+    /// The public key the certificate binds.
+    var subjectKey: CertificatePublicKey
     /// In this order.
     var extensions: [EncodedExtension]
 }
@@ -22,7 +22,7 @@ extension X509Certificate {
     /// Signs `request` with `key` (ECDSA with SHA-256): one signature, the
     /// only public-key operation here. `issuer` nil makes it self-signed
     /// (the issuer name is the subject's); otherwise `key` must be `issuer`'s.
-    static func sign(_ request: CertificateRequest, issuer: X509Certificate?, key: PrivateKey) throws -> X509Certificate {
+    static func sign(_ request: CertificateRequest, issuer: X509Certificate?, key: CertificateSigningKey) throws -> X509Certificate {
         ERR_clear_error()
         guard let pointer = X509_new() else { throw OpenSSLError.drain("X509_new") }
         let certificate = X509Certificate(takingOwnership: pointer)
@@ -35,14 +35,14 @@ extension X509Certificate {
               X509_set_issuer_name(pointer, issuer.map { X509_get_subject_name($0.pointer) } ?? subject) == 1,
               ASN1_TIME_set(X509_getm_notBefore(pointer), time_t(request.notBefore.timeIntervalSince1970.rounded(.down))) != nil,
               ASN1_TIME_set(X509_getm_notAfter(pointer), time_t(request.notAfter.timeIntervalSince1970.rounded(.down))) != nil,
-              // set_pubkey encodes only the public half.
+              // set_pubkey takes a reference to the (public-only) key and encodes it.
               X509_set_pubkey(pointer, request.subjectKey.pointer) == 1
         else { throw OpenSSLError.drain("build certificate \(request.commonName ?? "")") }
         // add_ext copies each extension.
         for encoded in request.extensions where X509_add_ext(pointer, encoded.pointer, -1) != 1 {
             throw OpenSSLError.drain("add extension to certificate \(request.commonName ?? "")")
         }
-        guard X509_sign(pointer, key.pointer, EVP_sha256()) > 0 else {
+        guard key.sign(pointer) else {
             throw OpenSSLError.drain("sign certificate \(request.commonName ?? "")")
         }
         return certificate

@@ -145,18 +145,18 @@ struct NameConstraintEnforcementTests {
         let usage = try EncodedExtension(.keyUsage([.keyCertSign, .cRLSign]))
         let root = try X509Certificate.sign(CertificateRequest(
             serialNumber: [1], commonName: "root with constraints", organization: nil, notBefore: now - 60, notAfter: now + 86_400,
-            subjectKey: rootKey, extensions: [
+            subjectKey: try CertificatePublicKey(of: rootKey), extensions: [
                 try EncodedExtension(.basicConstraints(isCA: true, pathLength: 1)), usage,
                 try EncodedExtension(.subjectKeyIdentifier(try rootKey.keyIdentifier())),
                 try EncodedExtension(.nameConstraints(permittedDNS: ["api.example.com"], excludedIPRanges: [])),
-            ]), issuer: nil, key: rootKey)
+            ]), issuer: nil, key: try CertificateSigningKey(rootKey))
         let issuing = try X509Certificate.sign(CertificateRequest(
             serialNumber: [2], commonName: "intermediate without constraints", organization: nil, notBefore: now - 60,
-            notAfter: now + 86_400, subjectKey: issuingKey, extensions: [
+            notAfter: now + 86_400, subjectKey: try CertificatePublicKey(of: issuingKey), extensions: [
                 try EncodedExtension(.basicConstraints(isCA: true, pathLength: 0)), usage,
                 try EncodedExtension(.subjectKeyIdentifier(try issuingKey.keyIdentifier())),
                 try EncodedExtension(.authorityKeyIdentifier(try rootKey.keyIdentifier())),
-            ]), issuer: root, key: rootKey)
+            ]), issuer: root, key: try CertificateSigningKey(rootKey))
         let leaf = try LeafIssuer(issuing: issuing, issuingKey: issuingKey, leafKey: leafKey)
             .mint(for: try #require(HostName("evil.example.net")), at: now)
         let paths = ["root.pem": root.pem, "issuing.pem": issuing.pem, "leaf.pem": leaf.certificate.pem].mapValues { bytes in

@@ -8,7 +8,9 @@ DESTDIR ?=
 # publicsuffix: /usr/share/publicsuffix, read by the daemon (a wildcard never covers a public suffix).
 BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix
 # systemd: systemd-analyze, for the unit checks (Tests/Tools/check-systemd-units.sh).
-TEST_PACKAGES := curl openssl python3 systemd
+# golang-go, default-jre-headless: Go's crypto/x509 and Java's PKIX validator, the
+# independent checks that the interception CA's name constraints hold.
+TEST_PACKAGES := curl openssl python3 systemd golang-go default-jre-headless
 ARGS ?=
 
 .PHONY: all deps build release run test test-sanitizers bench fuzz soak install uninstall clean

@@ -39,6 +39,12 @@ let package = Package(
             name: "pinproxy",
             dependencies: ["PinproxyCore", "PinproxyRuntime"]
         ),
+        // `bench/leaf-mint-cost.sh`: the cost of minting one interception leaf.
+        .executableTarget(
+            name: "leaf-mint-bench",
+            dependencies: ["PinproxyCore", "PinproxyRuntime"],
+            path: "bench/LeafMint"
+        ),
         .testTarget(
             name: "PinproxyCoreTests",
             dependencies: ["PinproxyCore"]

@@ -20,14 +20,32 @@ enum CheckCommand {
             Console.error("\(error)")
             return 1
         }
+        let interception: InterceptionAuthority?
         do {
-            for warning in try PolicyProbe.loadPolicyFiles(of: configuration) { Console.error("warning: \(warning)") }
+            let loaded = try PolicyProbe.load(configuration, configPath: path)
+            for warning in loaded.fileWarnings { Console.error("warning: \(warning)") }
+            interception = loaded.interception
         } catch {
             Console.error("\(path): a file the configuration names cannot be used:\n\(error)")
             return 1
         }
-        Console.print(summary(of: configuration, path: path).joined(separator: "\n"))
-        return 0
+        var lines = summary(of: configuration, path: path)
+        var status: Int32 = 0
+        if let interception {
+            let uncovered = interception.scope.uncoveredRules(in: configuration.policies)
+            lines += CACommand.describe(interception, configuration: configuration, uncovered: uncovered, now: Date())
+            if !uncovered.isEmpty {
+                // SPEC §3.1: a host outside the CA's names is a check error, never a silent widening.
+                Console.error("\(path): \(uncovered.count) intercepted host\(uncovered.count == 1 ? " is" : "s are") not covered by the "
+                    + "interception CA in \(interception.directory): \(uncovered.map(\.key).joined(separator: ", ")); "
+                    + "run `\(InterceptionCAError.initCommand(configPath: path))` to re-issue it (clients must then trust the new root)")
+                status = 1
+                lines[0] = "\(path): FAILED (intercepted hosts not covered by the interception CA)"
+            }
+            if let expiry = CACommand.expiryWarning(interception, configPath: path, now: Date()) { Console.error("warning: \(expiry)") }
+        }
+        Console.print(lines.joined(separator: "\n"))
+        return status
     }
 
     /// Listeners, hosts with their policy, pin count and expiry, the default, the log.

@@ -6,7 +6,7 @@ import PinproxyCore
 /// never ignored.
 struct Invocation {
     enum Command: String {
-        case run, check, pins, probe, tail
+        case run, check, pins, probe, tail, ca
     }
 
     var command: Command = .run
@@ -30,6 +30,8 @@ struct Invocation {
     var chainFile: String?
     /// `probe --at TIME`: the evaluation time of `--chain` (RFC 3339).
     var evaluationTime: Date?
+    /// `ca init|show|export|install`.
+    var caAction: CACommand.Action?
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
@@ -120,7 +122,7 @@ struct Invocation {
         }
     }
 
-    private func validateArguments(readsCertificates: Bool) throws(UsageError) {
+    private mutating func validateArguments(readsCertificates: Bool) throws(UsageError) {
         switch command {
         case .run, .check:
             if let extra = positional.first {
@@ -139,6 +141,14 @@ struct Invocation {
             } else if positional.count != 1 {
                 throw UsageError(description: "pinproxy pins needs one HOST[:PORT] or --cert FILE...")
             }
+        case .ca:
+            let actions = CACommand.Action.allCases.map(\.rawValue).joined(separator: "|")
+            guard positional.count == 1, let action = CACommand.Action(rawValue: positional[0]) else {
+                throw UsageError(description: positional.isEmpty
+                    ? "pinproxy ca needs one of \(actions)"
+                    : "pinproxy ca \(positional.joined(separator: " ")): expected one of \(actions)")
+            }
+            caAction = action
         case .probe:
             if positional.count != 1 {
                 throw UsageError(description: "pinproxy probe needs one HOST[:PORT]")
@@ -163,6 +173,11 @@ struct Invocation {
       pinproxy probe  HOST[:PORT] --chain FILE [--at TIME]  the same against a PEM chain, without connecting
       pinproxy tail   [-f] [-n N] [--json] [--host PATTERN] [--reason R] [--since 10m|RFC3339] [FILE]
                                                             print the violation log, readable
+      pinproxy ca     init|show|export|install [--config FILE]
+                                                            the local CA for intercepted CONNECTs (interception.ca_dir):
+                                                            init creates or re-issues it for the config's hosts, show
+                                                            prints its names and expiry, export prints the root (PEM),
+                                                            install adds the root to the system store
       pinproxy --version | --help
 
     --config defaults to \(defaultConfigPath); `run` without it and without that

@@ -29,4 +29,6 @@ case .probe:
     exit(ProbeCommand.execute(invocation))
 case .tail:
     exit(TailCommand.execute(invocation))
+case .ca:
+    exit(CACommand.execute(invocation))
 }

@@ -21,15 +21,27 @@ public struct InterceptionScope: Sendable, Hashable {
     /// `disable` (tunnelled: interception would remove the client's own check)
     /// and IP literals.
     public init(policies: PolicyTable) {
-        var names: [String] = []
-        for rule in policies.rules where rule.policy.kind != .disable {
-            switch rule.pattern.form {
-            case let .exact(host) where !host.isIPAddress: names.append(host.value)
-            case let .oneLabelBelow(suffix), let .subtree(suffix): names.append(suffix.value)
-            case .exact: continue
-            }
+        self.init(names: policies.rules.compactMap(Self.name(interceptedBy:)))
+    }
+
+    /// The name `rule` needs the CA to permit; nil for a rule that is never
+    /// intercepted (`disable`, or an IP literal).
+    public static func name(interceptedBy rule: HostRule) -> String? {
+        guard rule.policy.kind != .disable else { return nil }
+        switch rule.pattern.form {
+        case let .exact(host): return host.isIPAddress ? nil : host.value
+        case let .oneLabelBelow(suffix), let .subtree(suffix): return suffix.value
         }
-        self.init(names: names)
+    }
+
+    /// The rules of `policies` that would be intercepted but whose names this
+    /// scope does not cover: their CONNECTs get `403` until `pinproxy ca init`
+    /// re-issues the CA (SPEC §3.1).
+    public func uncoveredRules(in policies: PolicyTable) -> [HostRule] {
+        policies.rules.filter { rule in
+            guard let name = Self.name(interceptedBy: rule) else { return false }
+            return !covers(InterceptionScope(names: [name]))
+        }
     }
 
     /// Whether a certificate for `host` falls inside these constraints.

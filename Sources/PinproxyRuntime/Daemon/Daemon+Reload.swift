@@ -23,8 +23,10 @@ extension Daemon {
         let nextGeneration = generation + 1
         let daemon = LoopBound(self)
         let loop = workers[0].loop
+        // Read here, on loop 0: what an unchanged CA is taken over from.
+        let previous = workers[0].configuration
         reloadQueue.async {
-            let outcome = Self.build(path: path, environment: environment, generation: nextGeneration)
+            let outcome = Self.build(path: path, environment: environment, generation: nextGeneration, previous: previous)
             loop.execute { daemon.value.finishReload(outcome) }
         }
     }
@@ -35,7 +37,8 @@ extension Daemon {
         case rejected([String])
     }
 
-    private static func build(path: String, environment: [String: String], generation: Int) -> ReloadOutcome {
+    private static func build(path: String, environment: [String: String], generation: Int,
+                              previous: ActiveConfiguration) -> ReloadOutcome {
         var warnings: [String] = []
         let configuration: Configuration
         do {
@@ -47,7 +50,8 @@ extension Daemon {
             return .rejected(Self.lines(of: error))
         }
         do {
-            let active = try ActiveConfiguration(configuration: configuration, generation: generation)
+            let active = try ActiveConfiguration(configuration: configuration, generation: generation,
+                                                 previous: previous, configPath: path)
             return .built(active, warnings: warnings + active.warnings(at: Date()))
         } catch {
             return .rejected(Self.lines(of: error))

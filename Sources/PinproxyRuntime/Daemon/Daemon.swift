@@ -55,7 +55,7 @@ public final class Daemon: @unchecked Sendable {
         notifier = SystemdNotifier(environment: options.environment)
         let active: ActiveConfiguration
         do {
-            active = try ActiveConfiguration(configuration: configuration, generation: 1)
+            active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: options.configPath)
         } catch {
             throw .invalidConfiguration("\(error)")
         }

@@ -135,7 +135,9 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         case SSL_ERROR_WANT_WRITE:
             events.armWrite(timeout: nil)
         default:
-            let detail = OpenSSLError.describeQueue(fallback: "TLS handshake failed")
+            // A refusal of pinproxy's own (the client's SNI) says more than OpenSSL's queue.
+            let queued = OpenSSLError.describeQueue(fallback: "TLS handshake failed")
+            let detail = connection.refusal.map { "\($0)" } ?? queued
             hasFailed = true
             if fromCallback {
                 delegate?.stream(self, didEnd: .tlsFailed(detail))

@@ -15,7 +15,16 @@ final class PrivateKey: @unchecked Sendable {
     /// Loads the first private key of a PEM file (PKCS#8, or a traditional RSA/EC key).
     /// Encrypted keys are refused: the daemon cannot ask for a passphrase.
     static func load(contentsOf path: String) throws -> PrivateKey {
-        let file = try PEMFile(contentsOf: path)
+        try parse(PEMFile(contentsOf: path))
+    }
+
+    /// Parses a key from in-memory PEM; `source` names it in errors.
+    static func parse(_ bytes: [UInt8], source: String) throws -> PrivateKey {
+        try parse(PEMFile(bytes: bytes, path: source))
+    }
+
+    private static func parse(_ file: PEMFile) throws -> PrivateKey {
+        let path = file.path
         guard let block = file.blocks.first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else {
             throw FileLoadError(path: path, problem: "holds no PEM PRIVATE KEY block")
         }

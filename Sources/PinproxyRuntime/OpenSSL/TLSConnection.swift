@@ -1,3 +1,4 @@
+import PinproxyCore
 internal import COpenSSL
 
 /// One TLS connection's `SSL`, owned: the single place it is freed.
@@ -9,8 +10,18 @@ final class TLSConnection {
     /// The owned `SSL*`; never null.
     let pointer: OpaquePointer
 
-    init(takingOwnership pointer: OpaquePointer) {
+    /// Server side (`TLSServerContext`): the name the client's SNI must carry
+    /// (SPEC §3.1: the CONNECT host). nil on client connections.
+    let expectedServerName: HostName?
+
+    /// Why pinproxy's own handshake callback refused the peer; nil when it
+    /// did not (then OpenSSL's error queue says what failed). Set during the
+    /// handshake, read after `TLSStream` reports `.tlsFailed`.
+    private(set) var refusal: TLSRefusal?
+
+    init(takingOwnership pointer: OpaquePointer, expectedServerName: HostName? = nil) {
         self.pointer = pointer
+        self.expectedServerName = expectedServerName
     }
 
     deinit { SSL_free(pointer) }
@@ -27,4 +38,51 @@ final class TLSConnection {
 
     /// Whether the handshake resumed a session (no certificate was verified in it).
     var resumedSession: Bool { SSL_session_reused(pointer) == 1 }
+
+    /// The ALPN protocol negotiated, nil when none was.
+    var negotiatedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(pointer, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// The server name the client sent (server side), nil when it sent none.
+    var requestedServerName: String? {
+        SSL_get_servername(pointer, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
+    }
+
+    /// The servername callback's decision (RFC 6066 §3): the client's SNI
+    /// must be the expected name, compared case-insensitively (DNS names are,
+    /// RFC 4343). Returns false, recording why, to abort the handshake.
+    func didReceiveServerName(_ name: String?) -> Bool {
+        guard let expected = expectedServerName else { return true }
+        guard let name else {
+            refusal = .serverNameMissing(expected: expected)
+            return false
+        }
+        guard name.lowercased() == expected.value else {
+            refusal = .serverNameMismatch(expected: expected, received: name)
+            return false
+        }
+        return true
+    }
+}
+
+/// A handshake pinproxy itself refused, with the evidence (not an OpenSSL failure).
+enum TLSRefusal: Sendable, Hashable, CustomStringConvertible {
+    /// The client sent no server_name extension; pinproxy expected this host.
+    case serverNameMissing(expected: HostName)
+    /// The client's server_name differs from the CONNECT host.
+    case serverNameMismatch(expected: HostName, received: String)
+
+    var description: String {
+        switch self {
+        case let .serverNameMissing(expected):
+            "the client sent no SNI, expected \(expected) (the CONNECT host): unrecognized_name alert"
+        case let .serverNameMismatch(expected, received):
+            "the client's SNI \(received.debugDescription) is not the CONNECT host \(expected): unrecognized_name alert"
+        }
+    }
 }

@@ -16,17 +16,41 @@ final class ActiveConfiguration: @unchecked Sendable {
     let idleTimeout: EventTimeout
     /// Where requests may go under this generation (the session machine's input).
     let rules: RequestRules
+    /// The local CA that intercepted CONNECTs are served under (SPEC §3.1);
+    /// nil without `interception`. Its scope is `rules.interception`.
+    let interception: InterceptionAuthority?
     private let rulePolicies: [String: PreparedPolicy]
+    /// The file this generation was read from, for the commands warnings name.
+    private let configPath: String?
     /// nil when `default_policy` is `deny`.
     private let defaultPolicy: PreparedPolicy?
 
     /// Loads every file the policies name and builds their TLS contexts.
     /// Errors name the host rule (as a JSON path) and the file.
-    init(configuration: Configuration, generation: Int) throws {
+    ///
+    /// With `interception`, the CA in `ca_dir` is loaded too (`loadsInterception`
+    /// false skips it, for `probe`, which makes no client-side TLS): a missing
+    /// or unusable CA, or one with loose key modes, fails the build with the fix
+    /// named (`configPath` completes the `pinproxy ca init --config …` it names).
+    /// `previous`'s CA is kept when the files are unchanged (its leaf cache
+    /// and session tickets survive a reload).
+    init(configuration: Configuration, generation: Int, previous: ActiveConfiguration? = nil,
+         configPath: String? = nil, loadsInterception: Bool = true, now: Date = Date()) throws {
         self.configuration = configuration
         self.generation = generation
+        self.configPath = configPath
         idleTimeout = EventTimeout(configuration.timeouts.idle)
-        rules = RequestRules(configuration)
+        if let section = configuration.interception, loadsInterception {
+            do {
+                interception = try InterceptionAuthority.load(directory: section.caDirectory, at: now,
+                                                              reusing: previous?.interception, configPath: configPath)
+            } catch {
+                throw RuntimeError.message("$.interception.ca_dir: \(error)")
+            }
+        } else {
+            interception = nil
+        }
+        rules = RequestRules(configuration, interception: interception?.scope)
         let trustStore: TrustStore
         do {
             trustStore = try TrustStore.system(path: configuration.trustStorePath)
@@ -68,12 +92,35 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// File-backed findings that do not stop pinproxy but must not pass
     /// silently (SPEC §2.1: a CRL past its nextUpdate), each with the rule's JSON path.
     func warnings(at now: Date) -> [String] {
+        fileWarnings(at: now) + interceptionWarnings(at: now)
+    }
+
+    /// The warnings about the policies' files (a stale CRL).
+    func fileWarnings(at now: Date) -> [String] {
         var warnings: [String] = []
         for (key, prepared) in rulePolicies.sorted(by: { $0.key < $1.key }) {
             warnings += prepared.material.staleRevocationLists(at: now).map { "$.hosts[\"\(key)\"].crl_files: " + $0 }
         }
         if let defaultPolicy {
             warnings += defaultPolicy.material.staleRevocationLists(at: now).map { "$.default_policy.crl_files: " + $0 }
+        }
+        return warnings
+    }
+
+    /// One line per intercepted host the CA does not cover (its CONNECTs get
+    /// 403 until the CA is re-issued), and a CA in its last 30 days.
+    func interceptionWarnings(at now: Date) -> [String] {
+        guard let interception else { return [] }
+        var warnings = interception.scope.uncoveredRules(in: configuration.policies).map { rule in
+            "$.hosts[\"\(rule.key)\"]: not covered by the interception CA in \(interception.directory) "
+                + "(it issues for \(interception.scope.names.joined(separator: ", "))): CONNECT to it gets 403; "
+                + "run `\(InterceptionCAError.initCommand(configPath: configPath))` to re-issue the CA"
+        }
+        let left = interception.notAfter.timeIntervalSince(now)
+        if left < 30 * 86_400 {
+            warnings.append("$.interception.ca_dir: the interception CA in \(interception.directory) expires "
+                + "\(RFC3339Timestamp.seconds(interception.notAfter)) (in \(Int(left / 86_400)) days): "
+                + "run `\(InterceptionCAError.initCommand(configPath: configPath))` and have clients trust the new root")
         }
         return warnings
     }

@@ -53,10 +53,8 @@ extension ClientSession {
             openTunnel(consumedHead: consumedHead, to: target)
         case let .beginTunnel(answer):
             beginTunnel(answer: answer)
-        case .beginInterception:
-            // TEMPORARY until the CONNECT executor lands: refuse.
-            finish(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")), in: .requestHead),
-                   answering: true)
+        case let .beginInterception(answer, host):
+            beginInterception(answer: answer, host: host)
         case let .answerAndClose(reason):
             finish(reason, answering: true)
         case let .close(reason):

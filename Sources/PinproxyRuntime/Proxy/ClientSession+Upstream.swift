@@ -14,7 +14,11 @@ extension ClientSession {
         if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
             return handle(.requestBody(.invalid(error)))
         }
-        if let pooled = worker.pool.take(exchange.poolKey) {
+        if let reserved = takeReservedUpstream(for: exchange.poolKey) {
+            // The connection verified before the CONNECT's 200 (SPEC §3.1). It
+            // waited through the client's handshake: a close meanwhile is retried as for a pooled one.
+            attach(reserved, to: exchange, pooled: true, reported: false)
+        } else if let pooled = worker.pool.take(exchange.poolKey) {
             attach(pooled, to: exchange, pooled: true, reported: false)
         } else {
             connect(exchange)

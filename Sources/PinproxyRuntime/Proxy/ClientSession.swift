@@ -20,7 +20,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     unowned let worker: LoopWorker
     let listener: ListenerContext
     let clientAddress: SocketAddress
-    let client: ByteStream
+    /// The client's stream: plain, then TLS inside an intercepted CONNECT.
+    var client: ByteStream
     var machine: SessionMachine
     /// The actions of the event being handled, and the index of the next to run.
     private var actions: [SessionAction] = []
@@ -29,6 +30,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     var exchange: Exchange?
     /// The runtime side of a blind CONNECT tunnel.
     var connect: TunnelConnect?
+    /// The runtime side of an intercepted CONNECT.
+    var interception: ClientInterception?
     /// The close was decided: output drains, then the connection closes.
     private(set) var isClosing = false
     private(set) var isClosed = false
@@ -102,6 +105,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         exchange = nil
         connect?.cancel()
         connect = nil
+        interception?.cancel()
+        interception = nil
         client.close()
         worker.sessionDidClose(self)
     }
@@ -131,11 +136,17 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
             if client.output.isEmpty { closeNow() }
             return
         }
+        if interception?.awaitsAnswerDrain == true { return startClientTLS() }
         if exchange?.resumeResponse(client: client) == true { relayResponse() }
+    }
+
+    func streamDidConnect(_ stream: ByteStream) {
+        if machine.state == .clientHandshake { clientHandshakeEnded(nil) }
     }
 
     func stream(_ stream: ByteStream, didEnd ending: StreamEnd) {
         guard !isClosing else { closeNow(); return }
+        if machine.state == .clientHandshake { return clientHandshakeEnded(ending) }
         switch ending {
         case .endOfStream: handle(.clientEnded(buffered: client.input.count))
         case .timedOut(reading: true): handle(.clientTimedOut(buffered: client.input.count))
@@ -145,13 +156,17 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
 
     // MARK: the upstream connection (UpstreamConnectionDelegate)
 
-    func upstreamDidRead(_ connection: UpstreamConnection) { relayResponse() }
+    func upstreamDidRead(_ connection: UpstreamConnection) {
+        if dropReservedUpstream(connection) { return }
+        relayResponse()
+    }
 
     func upstreamDidDrain(_ connection: UpstreamConnection) {
         if exchange?.resumeRequest(client: client) == true { pumpRequestBody() }
     }
 
     func upstream(_ connection: UpstreamConnection, didEnd ending: StreamEnd) {
+        if dropReservedUpstream(connection) { return }
         var tlsError = ""
         if case let .tlsFailed(detail) = ending { tlsError = detail }
         var timedOut = false

@@ -169,7 +169,8 @@ public enum PolicyProbe {
         }
         let active: ActiveConfiguration
         do {
-            active = try ActiveConfiguration(configuration: configuration, generation: 1)
+            // The interception CA serves clients, not upstreams: a probe does not need it.
+            active = try ActiveConfiguration(configuration: configuration, generation: 1, loadsInterception: false)
         } catch {
             report.verdict = .configurationUnusable
             report.detail = "\(error)"
@@ -185,13 +186,24 @@ public enum PolicyProbe {
 
     /// Builds the configuration the way the daemon does at start: the trust
     /// store and every pin, certificate, anchor and client key file is read
-    /// and parsed by OpenSSL, every `SSL_CTX` is made. `pinproxy check` calls
+    /// and parsed by OpenSSL, every `SSL_CTX` is made, the interception CA
+    /// is loaded with its modes checked. `pinproxy check` calls
     /// it so an unreadable or garbage PEM is found before a start or reload.
     /// The error names each failing rule as a JSON path, and its file.
     /// Returns the findings that are warnings, not errors (a stale CRL).
     @discardableResult
-    public static func loadPolicyFiles(of configuration: Configuration, at now: Date = Date()) throws -> [String] {
-        try ActiveConfiguration(configuration: configuration, generation: 1).warnings(at: now)
+    public static func loadPolicyFiles(of configuration: Configuration, configPath: String? = nil,
+                                       at now: Date = Date()) throws -> [String] {
+        try ActiveConfiguration(configuration: configuration, generation: 1, configPath: configPath, now: now).warnings(at: now)
+    }
+
+    /// What `loadPolicyFiles` does, returning the warnings about the policies'
+    /// files and the interception CA it loaded (nil without `interception`),
+    /// which `check` reports on itself (names, expiry, hosts not covered).
+    public static func load(_ configuration: Configuration, configPath: String?,
+                            at now: Date = Date()) throws -> (fileWarnings: [String], interception: InterceptionAuthority?) {
+        let active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: configPath, now: now)
+        return (active.fileWarnings(at: now), active.interception)
     }
 
     private static func record(_ outcome: Result<UpstreamConnector.Success, UpstreamFailure>?,

@@ -34,7 +34,7 @@ enum PinproxyBinary {
     /// Starts `pinproxy arguments…` with its output going to `directory`/stdout and /stderr.
     static func start(_ arguments: [String], environment: [String: String] = [:], directory: String) throws -> Process {
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw CLITestFailure("\(path) is missing: run `swift build` first")
+            throw TestFailure("\(path) is missing: run `swift build` first")
         }
         _ = FileManager.default.createFile(atPath: directory + "/stdout", contents: nil)
         _ = FileManager.default.createFile(atPath: directory + "/stderr", contents: nil)
@@ -48,9 +48,4 @@ enum PinproxyBinary {
         try process.run()
         return process
     }
-}
-
-struct CLITestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -17,7 +17,7 @@ import Testing
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CLITestFailure("failed: \(command)") }
+        guard process.terminationStatus == 0 else { throw TestFailure("failed: \(command)") }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -22,8 +22,7 @@ struct ViolationLogFileDiskFullTests {
     @Test("a line cut short by ENOSPC is completed, not rewritten, once space is freed",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
     func diskFullCompletesPartialLine() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         guard Self.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", directory.path]) == 0 else {
             print("ViolationLogFileDiskFullTests: mount -t tmpfs not permitted here; ENOSPC case not exercised")
             return

@@ -66,8 +66,3 @@ final class TestUpstream {
         return (try JSONSerialization.jsonObject(with: result.body) as? [String: Int]) ?? [:]
     }
 }
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

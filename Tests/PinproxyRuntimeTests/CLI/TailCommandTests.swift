@@ -53,8 +53,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let log = directory.path + "/violations.jsonl"
         try (Self.violation(0) + "\n").write(toFile: log, atomically: false, encoding: .utf8)
-        let process = try PinproxyBinary.start(["tail", "-f", "-n", "5", "--json", log], directory: directory.path)
-        defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        let process = try PinproxyBinary.start(["tail", "-f", "-n", "5", "--json", log])
         var written = [Self.violation(0)]
         func append(_ text: String) throws {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -93,16 +92,15 @@ import Testing
         let deadline = Date().addingTimeInterval(5)
         var printed: [String] = []
         while Date() < deadline {
-            printed = ((try? String(contentsOfFile: directory.path + "/stdout", encoding: .utf8)) ?? "")
-                .split(separator: "\n").map(String.init)
+            printed = process.stdoutText.split(separator: "\n").map(String.init)
             if printed.count >= written.count { break }
             usleep(100_000)
         }
         usleep(300_000)
-        printed = ((try? String(contentsOfFile: directory.path + "/stdout", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        printed = process.stdoutText.split(separator: "\n").map(String.init)
         #expect(printed.sorted() == written.sorted())
         #expect(printed.count == written.count)
         #expect(Set(printed).count == printed.count)
-        #expect((try? String(contentsOfFile: directory.path + "/stderr", encoding: .utf8)) == "")
+        #expect(process.stderrText == "")
     }
 }

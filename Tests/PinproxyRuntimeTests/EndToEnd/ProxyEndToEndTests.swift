@@ -57,7 +57,7 @@ struct ProxyEndToEndTests {
         let body = Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255) })
         let file = directory.path + "/upload.bin"
         try body.write(to: URL(fileURLWithPath: file))
-        let digest = Self.sha256Hex(body)
+        let digest = String(try ChildProcess.run("/usr/bin/sha256sum", [file]).output.prefix(64))
         let plain = try Curl.run(["-x", proxy.forwardProxy, "--data-binary", "@\(file)", "http://api.example.com/echo-length"])
         #expect(plain.bodyText == "\(body.count) \(digest)\n")
         let chunked = try Curl.run(["-x", proxy.forwardProxy, "-H", "Transfer-Encoding: chunked",
@@ -160,19 +160,5 @@ struct ProxyEndToEndTests {
             received.append(contentsOf: buffer[0..<count])
         }
         return String(decoding: received, as: UTF8.self)
-    }
-
-    static func sha256Hex(_ data: Data) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try? process.run()
-        input.fileHandleForWriting.write(data)
-        try? input.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return String(text.prefix(64))
     }
 }

@@ -40,7 +40,7 @@ struct LoadFaultTests {
 
     /// Waits until the daemon holds at most `limit` descriptors (pooled
     /// connections retire after `timeouts.idle`), and returns the count.
-    static func settleDescriptors(_ daemon: P2Daemon, atMost limit: Int) -> Int {
+    static func settleDescriptors(_ daemon: ChildProcess, atMost limit: Int) -> Int {
         let deadline = Date().addingTimeInterval(15)
         var count = daemon.descriptorCount()
         while count > limit && Date() < deadline {
@@ -58,8 +58,7 @@ struct LoadFaultTests {
         let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl",
                                            timeouts: #""idle": "4s", "request_header": "30s","#,
                                            limits: #""max_connections": 1000,"#)
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
-                                  descriptorLimit: 20000)
+        let daemon = try PinproxyBinary.startDaemon(configuration: config, options: .init(signalMask: .clean, descriptorLimit: 20000))
         let baseline = daemon.descriptorCount()
         let residentAtStart = daemon.residentBytes()
 
@@ -100,7 +99,7 @@ struct LoadFaultTests {
                 "RSS at start and after each burst (KiB): \(resident.map { $0 >> 10 })")
 
         try world.expectGoodRequestServed()
-        daemon.signal(SIGTERM)
+        daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
 }

@@ -59,20 +59,10 @@ final class P2World {
 
     /// Runs a Tests/Tools/p2_*.py script to its end (bounded) and parses its one JSON line.
     static func runTool(_ script: String, _ arguments: [String], timeout: TimeInterval) throws -> [String: Any] {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", ToolPaths.repositoryRoot + "/Tests/Tools/" + script] + arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let killer = DispatchWorkItem { kill(process.processIdentifier, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        killer.cancel()
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw TestFailure("\(script) printed no result (exit \(process.terminationStatus)): \(String(decoding: data, as: UTF8.self))")
+        let result = try ChildProcess.run("/usr/bin/env", ["python3", ToolPaths.repositoryRoot + "/Tests/Tools/" + script] + arguments,
+                                          timeout: timeout)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] else {
+            throw TestFailure("\(script) printed no result (exit \(result.status)): \(result.output)\(result.errorOutput)")
         }
         return object
     }
@@ -80,13 +70,6 @@ final class P2World {
     /// Runs `/bin/sh -c command` and returns its exit status.
     @discardableResult
     static func shell(_ command: String) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        try ChildProcess.shell(command).status
     }
 }

@@ -11,8 +11,7 @@ struct ProcessResourceFaultTests {
         // Held connections must not be closed by the header timeout during the test.
         let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl",
                                            timeouts: #""request_header": "60s","#)
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
-                                  descriptorLimit: 64)
+        let daemon = try PinproxyBinary.startDaemon(configuration: config, options: .init(signalMask: .clean, descriptorLimit: 64))
         try world.expectGoodRequestServed()
         let baseline = daemon.descriptorCount()
         var clients: [RawClient] = []
@@ -28,7 +27,7 @@ struct ProcessResourceFaultTests {
         usleep(2_000_000)
         let cpu = daemon.cpuSeconds() - before
         #expect(cpu >= 0 && cpu < 0.5, "daemon CPU over 2 s with accept failing: \(cpu) s")
-        #expect(daemon.stderrText().contains("Too many open files") || daemon.stderrText().contains("EMFILE"),
+        #expect(daemon.stderrText.contains("Too many open files") || daemon.stderrText.contains("EMFILE"),
                 "the accept failure is logged")
         for client in clients { client.close() }
         clients.removeAll()
@@ -42,7 +41,7 @@ struct ProcessResourceFaultTests {
         let settle = Date().addingTimeInterval(5)
         while daemon.descriptorCount() > baseline + 2 && Date() < settle { usleep(50_000) }
         #expect(daemon.descriptorCount() <= baseline + 2, "descriptors: baseline \(baseline), now \(daemon.descriptorCount())")
-        daemon.signal(SIGTERM)
+        daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
 
@@ -56,7 +55,7 @@ struct ProcessResourceFaultTests {
         defer { _ = try? P2World.shell("umount -l '\(mountPoint)'") }
         let logPath = mountPoint + "/violations.jsonl"
         let config = try world.writeConfig(logPath: logPath)
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log")
+        let daemon = try PinproxyBinary.startDaemon(configuration: config)
         // Fill every block; dd stops at ENOSPC.
         _ = try P2World.shell("dd if=/dev/zero of='\(mountPoint)/filler' bs=4k 2>/dev/null")
         #expect(try P2World.shell("echo x >> '\(mountPoint)/probe' 2>/dev/null") != 0, "the filesystem is full")
@@ -70,7 +69,7 @@ struct ProcessResourceFaultTests {
         #expect(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").isEmpty)
         try world.expectGoodRequestServed()
         // SPEC §4: the event went to stderr and is retried.
-        #expect(daemon.stderrText().contains("chain_untrusted"))
+        #expect(daemon.stderrText.contains("chain_untrusted"))
 
         try FileManager.default.removeItem(atPath: mountPoint + "/filler")
         let deadline = Date().addingTimeInterval(5)
@@ -83,7 +82,7 @@ struct ProcessResourceFaultTests {
         let lines = text.split(separator: "\n")
         #expect(lines.count == 1, "log after freeing space: \(text.prefix(200))")
         #expect(lines.first?.contains(#""reason":"chain_untrusted""#) == true)
-        daemon.signal(SIGTERM)
+        daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
 }

@@ -24,7 +24,7 @@ struct ProcessSignalFaultTests {
         let logPath = world.directory.path + "/violations.jsonl"
         // A burst far above the flood gate's, so every event is a full line.
         let config = try world.writeConfig(logPath: logPath, extra: #""log_burst": 100000,"#)
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr-1.log")
+        let daemon = try PinproxyBinary.startDaemon(configuration: config)
         let progress = world.directory.path + "/progress"
         let burst = ["burst", "--proxy", "\(world.forwardPort)", "--url", world.mitmURL,
                      "--count", "200", "--threads", "6", "--progress", progress]
@@ -35,7 +35,7 @@ struct ProcessSignalFaultTests {
         while ((try? Data(contentsOf: URL(fileURLWithPath: progress)))?.count ?? 0) < 50 && Date() < deadline {
             usleep(5_000)
         }
-        daemon.signal(SIGKILL)
+        daemon.send(SIGKILL)
         #expect(daemon.waitForExit(timeout: 5) == SIGKILL)
         let (afterKill, endsWithNewline) = Self.lines(of: logPath)
         #expect(afterKill.count >= 40, "events on disk when killed: \(afterKill.count)")
@@ -50,7 +50,7 @@ struct ProcessSignalFaultTests {
         handle.seekToEndOfFile()
         handle.write(Data(torn.utf8))
         handle.closeFile()
-        let restarted = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr-2.log")
+        let restarted = try PinproxyBinary.startDaemon(configuration: config)
         let blocked = try Curl.run(world.proxyArguments + [world.mitmURL], timeout: 10)
         #expect(blocked.status == 502)
         #expect(blocked.header("proxy-status") == #"pinproxy; error=tls_certificate_error; details="chain_untrusted""#)
@@ -60,7 +60,7 @@ struct ProcessSignalFaultTests {
         #expect(afterRestart.dropLast().last == Substring(torn))
         #expect(afterRestart.last.map(Self.parses) == true, "the new event is a whole line")
         try world.expectGoodRequestServed()
-        restarted.signal(SIGTERM)
+        restarted.send(SIGTERM)
         #expect(restarted.waitForExit(timeout: 15) == 0)
         load.cancel()
     }
@@ -69,7 +69,7 @@ struct ProcessSignalFaultTests {
     func sighupStormUnderLoad() throws {
         let world = try P2World()
         let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log")
+        let daemon = try PinproxyBinary.startDaemon(configuration: config)
         let collected = P2Collected<[String: Any]>()
         let loadDone = DispatchSemaphore(value: 0)
         let keepalive = ["keepalive", "--proxy", "\(world.forwardPort)", "--url", world.goodURL, "--seconds", "4",
@@ -88,16 +88,16 @@ struct ProcessSignalFaultTests {
         while Date().timeIntervalSince(start) < 3 {
             let tick = start.addingTimeInterval(Double(sent) * 0.1)
             if tick > Date() { usleep(useconds_t(tick.timeIntervalSinceNow * 1_000_000)) }
-            daemon.signal(SIGHUP)
+            daemon.send(SIGHUP)
             sent += 1
             let expected = "configuration generation \(sent + 1) active"
             let lineDeadline = Date().addingTimeInterval(2)
-            while !daemon.stderrText().contains(expected) && Date() < lineDeadline { usleep(5_000) }
+            while !daemon.stderrText.contains(expected) && Date() < lineDeadline { usleep(5_000) }
             if Date() > tick.addingTimeInterval(0.1) { late += 1 }
         }
         #expect(loadDone.wait(timeout: .now() + 30) == .success)
         let loadResult = collected.all.first ?? [:]
-        let generations = daemon.stderrText().split(separator: "\n")
+        let generations = daemon.stderrText.split(separator: "\n")
             .filter { $0.contains("configuration generation") && $0.hasSuffix(" active") }
             .compactMap { Int($0.split(separator: " ").dropLast().last ?? "") }
         #expect(generations == Array(2...(sent + 1)), "generations logged: \(generations)")
@@ -105,7 +105,7 @@ struct ProcessSignalFaultTests {
         #expect(loadResult["failed"] as? Int == 0, "load: \(loadResult)")
         #expect((loadResult["ok"] as? Int ?? 0) > 50, "load: \(loadResult)")
         try world.expectGoodRequestServed()
-        daemon.signal(SIGTERM)
+        daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
 
@@ -113,7 +113,7 @@ struct ProcessSignalFaultTests {
     func sigtermUnderLoad() throws {
         let world = try P2World()
         let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log")
+        let daemon = try PinproxyBinary.startDaemon(configuration: config)
         // Large enough that loopback socket buffers (several MB) cannot absorb
         // a download: the daemon still relays when the SIGTERM arrives.
         let size = 24_000_000
@@ -130,7 +130,7 @@ struct ProcessSignalFaultTests {
         }
         usleep(1_000_000)
         let start = ContinuousClock.now
-        daemon.signal(SIGTERM)
+        daemon.send(SIGTERM)
         let exit = daemon.waitForExit(timeout: 15)
         let exitSeconds = FaultBed.seconds(since: start)
         #expect(group.wait(timeout: .now() + 20) == .success)
@@ -153,15 +153,14 @@ struct ProcessSignalFaultTests {
     func signalsBlockedByTheParent() throws {
         let world = try P2World()
         let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
-                                  blockedSignals: [SIGHUP, SIGTERM])
-        daemon.signal(SIGHUP)
+        let daemon = try PinproxyBinary.startDaemon(configuration: config, options: .init(signalMask: .blocking([SIGHUP, SIGTERM])))
+        daemon.send(SIGHUP)
         let deadline = Date().addingTimeInterval(3)
-        while !daemon.stderrText().contains("configuration generation 2 active") && Date() < deadline { usleep(20_000) }
+        while !daemon.stderrText.contains("configuration generation 2 active") && Date() < deadline { usleep(20_000) }
         // Fails today (product bug, reported): the mask is inherited across
         // exec and pinproxy never unblocks the signals it handles.
-        #expect(daemon.stderrText().contains("configuration generation 2 active"))
-        daemon.signal(SIGTERM)
+        #expect(daemon.stderrText.contains("configuration generation 2 active"))
+        daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)
     }
 }

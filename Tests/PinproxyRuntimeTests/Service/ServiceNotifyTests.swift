@@ -43,7 +43,7 @@ struct ServiceNotifyTests {
     @Test("with WATCHDOG_USEC=200000, WATCHDOG=1 arrives about every 100 ms")
     func watchdog() throws {
         let service = try ServiceUnderTest(body: Self.denyAll)
-        try service.start(environment: ["WATCHDOG_USEC": "200000"])
+        try service.start(.init(signalMask: .clean, environment: ["WATCHDOG_USEC": "200000"]))
         let process = try service.running()
         let start = Date()
         var arrivals: [TimeInterval] = []
@@ -63,7 +63,7 @@ struct ServiceNotifyTests {
     @Test("WATCHDOG_PID naming another process turns the watchdog off")
     func watchdogForAnotherProcess() throws {
         let service = try ServiceUnderTest(body: Self.denyAll)
-        try service.start(environment: ["WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"])
+        try service.start(.init(signalMask: .clean, environment: ["WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"]))
         let process = try service.running()
         let datagrams = service.notifications.receive(until: { _ in false }, timeout: 0.6)
         #expect(!NotifyListener.states(datagrams).contains("WATCHDOG=1"))
@@ -78,7 +78,7 @@ struct ServiceNotifyTests {
     @Test("SIGHUP and SIGTERM work even when the parent left them blocked")
     func signalsWhenInheritedBlocked() throws {
         let service = try ServiceUnderTest(body: Self.denyAll)
-        try service.start(launcher: ServiceLauncher(signalMask: .handledSignalsBlocked))
+        try service.start(.init(signalMask: .blocking(PinproxyBinary.handledSignals)))
         let process = try service.running()
         process.send(SIGHUP)
         let reload = service.notifications.receive(until: { NotifyListener.states([$0]) == ["READY=1"] }, timeout: 5)

@@ -8,7 +8,7 @@ final class ServiceUnderTest {
     let port: UInt16
     let configPath: String
     let notifications: NotifyListener
-    private(set) var process: ServiceProcess?
+    private(set) var process: ChildProcess?
 
     /// `body` is the JSON5 configuration without `listeners` and `violation_log`.
     init(body: String) throws {
@@ -35,21 +35,19 @@ final class ServiceUnderTest {
         try Data(text.utf8).write(to: URL(fileURLWithPath: configPath))
     }
 
-    /// Starts `pinproxy run --config …` through `launcher`, with `$NOTIFY_SOCKET`,
-    /// and waits for `READY=1`; returns the datagrams up to and including it.
+    /// Starts `pinproxy run --config …` with `$NOTIFY_SOCKET` added to
+    /// `options`, and waits for `READY=1`; returns the datagrams up to and including it.
     @discardableResult
-    func start(environment: [String: String] = [:], launcher: ServiceLauncher = ServiceLauncher(),
-               readyTimeout: TimeInterval = 20) throws -> [String] {
-        try launch(environment: environment, launcher: launcher)
+    func start(_ options: ChildProcess.Options = .init(signalMask: .clean), readyTimeout: TimeInterval = 20) throws -> [String] {
+        try launch(options)
         return try waitForReady(timeout: readyTimeout)
     }
 
     /// Starts pinproxy without waiting for anything (for a start that must fail).
-    func launch(environment: [String: String] = [:], launcher: ServiceLauncher = ServiceLauncher()) throws {
-        let command = launcher.command(binary: ServiceProcess.binary, arguments: ["run", "--config", configPath])
-        process = try ServiceProcess(executable: command.executable, arguments: command.arguments,
-                                     environment: environment.merging(["NOTIFY_SOCKET": notifications.path]) { $1 },
-                                     directory: directory.path)
+    func launch(_ options: ChildProcess.Options = .init(signalMask: .clean)) throws {
+        var options = options
+        options.environment["NOTIFY_SOCKET"] = notifications.path
+        process = try PinproxyBinary.start(["run", "--config", configPath], options: options)
     }
 
     /// Receives until the next `READY=1`; throws with pinproxy's exit status and
@@ -63,12 +61,12 @@ final class ServiceUnderTest {
             if NotifyListener.states(datagrams).last == "READY=1" { return datagrams }
             if let process, !process.isRunning { break }
         }
-        let exit = process.flatMap { $0.isRunning ? nil : $0.waitForExit(timeout: 0) }.map { "exit \($0)" } ?? "running"
+        let exit = process?.waitForExit(timeout: 0).map { "exit \($0)" } ?? "running"
         throw TestFailure("no READY=1 (\(exit), got \(datagrams)); stderr:\n\(process?.stderrText ?? "")")
     }
 
     /// The running process (the test failed to start one otherwise).
-    func running() throws -> ServiceProcess {
+    func running() throws -> ChildProcess {
         guard let process else { throw TestFailure("pinproxy was not started") }
         return process
     }

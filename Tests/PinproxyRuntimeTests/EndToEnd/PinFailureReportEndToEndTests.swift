@@ -10,34 +10,21 @@ struct PinFailureReportEndToEndTests {
 
     init() throws { directory = try TemporaryDirectory() }
 
-    /// `Tests/Tools/collector.py`, stopped when released.
+    /// `Tests/Tools/collector.py`, killed when released.
     final class Collector {
-        let port: UInt16
+        private let peer: PythonPeer
         let bodiesFile: String
-        private let process = Process()
+        var port: UInt16 { peer.port }
 
         init(directory: String) throws {
-            let ready = directory + "/collector.port"
-            bodiesFile = directory + "/reports.txt"
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", ToolPaths.repositoryRoot + "/Tests/Tools/collector.py",
-                                 "--ready-file", ready, "--out", bodiesFile]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            guard let line = ToolPaths.waitForFile(ready), let port = UInt16(line) else {
-                throw TestFailure("collector.py did not start")
-            }
-            self.port = port
-        }
-
-        deinit {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            let prefix = PythonPeer.filePrefix("collector", in: directory)
+            bodiesFile = prefix + ".reports"
+            peer = try PythonPeer(script: "collector.py", arguments: ["--out", bodiesFile], filePrefix: prefix)
         }
 
         /// Lines "PATH CONTENT-TYPE BODY".
         func received() -> [String] {
-            ((try? String(contentsOfFile: bodiesFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            contents(of: bodiesFile).split(separator: "\n").map(String.init)
         }
     }
 

@@ -116,8 +116,8 @@ struct UpstreamFailureEndToEndTests {
     func belowTLSFloor() throws {
         let chain = try TestPKI.chain()
         let pki = try UpstreamPKI(directory: directory.path, name: "floor", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path)
+        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
+                                             directory: directory.path, capAtTLS12: true)
         let proxy = try ProxyUnderTest(directory: directory.path, body: """
             "trust_store": "\(pki.rootFile)",
             "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
@@ -133,8 +133,8 @@ struct UpstreamFailureEndToEndTests {
     func tls12AcceptedByDefault() throws {
         let chain = try TestPKI.chain()
         let pki = try UpstreamPKI(directory: directory.path, name: "floor-ok", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path)
+        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
+                                             directory: directory.path, capAtTLS12: true)
         let proxy = try ProxyUnderTest(directory: directory.path, body: """
             "trust_store": "\(pki.rootFile)",
             "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
@@ -151,8 +151,9 @@ struct UpstreamFailureEndToEndTests {
         // AES128-GCM-SHA256 is TLS_RSA_WITH_AES_128_GCM_SHA256: no ECDHE, so an RSA leaf.
         let chain = try TestPKI.chain(.rsa2048)
         let pki = try UpstreamPKI(directory: directory.path, name: "rsa-kx", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path, extraArguments: ["--ciphers", "AES128-GCM-SHA256"])
+        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
+                                             directory: directory.path, extraArguments: ["--ciphers", "AES128-GCM-SHA256"],
+                                             capAtTLS12: true)
         let proxy = try ProxyUnderTest(directory: directory.path, body: """
             "trust_store": "\(pki.rootFile)",
             "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
@@ -167,8 +168,9 @@ struct UpstreamFailureEndToEndTests {
     func forwardSecrecyWaived() throws {
         let chain = try TestPKI.chain(.rsa2048)
         let pki = try UpstreamPKI(directory: directory.path, name: "rsa-kx-ok", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path, extraArguments: ["--ciphers", "AES128-GCM-SHA256"])
+        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
+                                             directory: directory.path, extraArguments: ["--ciphers", "AES128-GCM-SHA256"],
+                                             capAtTLS12: true)
         let proxy = try ProxyUnderTest(directory: directory.path, body: """
             "trust_store": "\(pki.rootFile)",
             "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },

@@ -6,10 +6,6 @@ import Testing
 /// per distinct violation and minute however often a client retries.
 @Suite("Pin failure reports end to end")
 struct PinFailureReportEndToEndTests {
-    let directory: TemporaryDirectory
-
-    init() throws { directory = try TemporaryDirectory() }
-
     /// `Tests/Tools/collector.py`, killed when released.
     final class Collector {
         private let peer: PythonPeer
@@ -30,12 +26,13 @@ struct PinFailureReportEndToEndTests {
 
     @Test("a blocked MITM is reported once in RFC 7469 format, however often the client retries")
     func reportedOnceInRFC7469Format() throws {
+        let directory = try TemporaryDirectory()
         let collector = try Collector(directory: directory.path)
         let real = try TestPKI.chain(rootName: "Real Root CA")
         let attacker = try TestPKI.chain(rootName: "Attacker Root CA")
         let pins = [E2EScenario.pin(real.intermediate.certificate), E2EScenario.backupPin()]
         let scenario = try E2EScenario(
-            directory: directory.path, chain: attacker,
+            chain: attacker,
             trusting: [real.root.certificate, attacker.root.certificate],
             config: """
             "hosts": { "api.example.com": { "policy": "pin-public-keys",

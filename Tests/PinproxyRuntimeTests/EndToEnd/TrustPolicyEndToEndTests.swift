@@ -39,7 +39,7 @@ struct TrustPolicyEndToEndTests {
           arguments: PinnedCertificate.allCases)
     func correctlyPinned(pinned: PinnedCertificate) throws {
         let chain = try TestPKI.chain()
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config: Self.pinnedHost(
+        let scenario = try E2EScenario(directory: directory, chain: chain, config: Self.pinnedHost(
             [E2EScenario.pin(pinned.certificate(of: chain)), E2EScenario.backupPin()]))
         let result = try scenario.get("/bytes/100")
         #expect(result.status == 200)
@@ -53,7 +53,7 @@ struct TrustPolicyEndToEndTests {
         let real = try TestPKI.chain(rootName: "Real Root CA")
         let attacker = try TestPKI.chain(rootName: "Attacker Root CA")
         let scenario = try E2EScenario(
-            directory: directory.path, chain: attacker,
+            directory: directory, chain: attacker,
             trusting: [real.root.certificate, attacker.root.certificate],
             config: Self.pinnedHost([E2EScenario.pin(real.intermediate.certificate), E2EScenario.backupPin()],
                                     extra: enforce ? "" : #", "enforce": false"#))
@@ -101,7 +101,7 @@ struct TrustPolicyEndToEndTests {
     func chainFailureReportOnly() throws {
         let served = try TestPKI.chain(rootName: "Unknown Root CA")
         let trusted = try TestPKI.chain(rootName: "Trusted Root CA")
-        let scenario = try E2EScenario(directory: directory.path, chain: served, trusting: [trusted.root.certificate],
+        let scenario = try E2EScenario(directory: directory, chain: served, trusting: [trusted.root.certificate],
                                        config: #""hosts": { "api.example.com": { "policy": "default", "enforce": false } },"#)
         let result = try scenario.get("/bytes/7")
         #expect(result.status == 200)
@@ -115,8 +115,8 @@ struct TrustPolicyEndToEndTests {
         let chain = try TestPKI.chain()
         let other = try TestPKI.chain()
         for (pinnedLeaf, expected) in [(chain.leaf.certificate, 200), (other.leaf.certificate, 502)] {
-            let file = try E2EScenario.pemFile([pinnedLeaf], in: directory.path)
-            let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+            let file = try directory.pemFile([pinnedLeaf])
+            let scenario = try E2EScenario(directory: directory, chain: chain, config:
                 #""hosts": { "api.example.com": { "policy": "pin-certificates", "certificates": ["\#(file)"] } },"#)
             let result = try scenario.get("/bytes/5")
             if expected == 200 {
@@ -135,9 +135,9 @@ struct TrustPolicyEndToEndTests {
     func privateAnchors() throws {
         let chain = try TestPKI.chain(rootName: "Corp Root CA")
         let unrelated = try TestPKI.chain(rootName: "Public Root CA")
-        let realAnchor = try E2EScenario.pemFile([chain.root.certificate], in: directory.path)
-        let otherAnchor = try E2EScenario.pemFile([unrelated.root.certificate], in: directory.path)
-        let anchored = try E2EScenario(directory: directory.path, chain: chain, trusting: [unrelated.root.certificate],
+        let realAnchor = try directory.pemFile([chain.root.certificate])
+        let otherAnchor = try directory.pemFile([unrelated.root.certificate])
+        let anchored = try E2EScenario(directory: directory, chain: chain, trusting: [unrelated.root.certificate],
             config: #""hosts": { "api.example.com": { "policy": "anchors", "anchors": ["\#(realAnchor)"] } },"#)
         let accepted = try anchored.get("/bytes/9")
         #expect(accepted.status == 200)
@@ -145,7 +145,7 @@ struct TrustPolicyEndToEndTests {
         E2EVerdict.expectNoEvent(proxy: anchored.proxy)
 
         // The trust store now holds the real root: the anchors replace it, they do not add to it.
-        let misanchored = try E2EScenario(directory: directory.path, chain: chain, trusting: [chain.root.certificate],
+        let misanchored = try E2EScenario(directory: directory, chain: chain, trusting: [chain.root.certificate],
             config: #""hosts": { "api.example.com": { "policy": "anchors", "anchors": ["\#(otherAnchor)"] } },"#)
         let blocked = try misanchored.get("/bytes/9")
         E2EVerdict.expectBlocked(blocked, reason: .chainUntrusted, rule: "api.example.com", policy: .anchors,
@@ -157,7 +157,7 @@ struct TrustPolicyEndToEndTests {
     func disabled() throws {
         let served = try TestPKI.chain(names: ["DNS:elsewhere.example.org"], rootName: "Unknown Root CA")
         let trusted = try TestPKI.chain(rootName: "Trusted Root CA")
-        let scenario = try E2EScenario(directory: directory.path, chain: served, trusting: [trusted.root.certificate],
+        let scenario = try E2EScenario(directory: directory, chain: served, trusting: [trusted.root.certificate],
                                        config: #""hosts": { "api.example.com": { "policy": "disable" } },"#)
         let result = try scenario.get("/bytes/3")
         #expect(result.status == 200)
@@ -168,7 +168,7 @@ struct TrustPolicyEndToEndTests {
     @Test("default_policy deny answers 403 http_request_denied for an unlisted host and connects nowhere")
     func denyUnlisted() throws {
         let chain = try TestPKI.chain(names: ["DNS:api.example.com", "DNS:other.example.com"])
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config: """
+        let scenario = try E2EScenario(directory: directory, chain: chain, config: """
             "default_policy": "deny",
             "hosts": { "api.example.com": { "policy": "default" } },
             """)
@@ -188,7 +188,7 @@ struct TrustPolicyEndToEndTests {
     func selfSignedPinnedLeaf() throws {
         let leaf = try TestPKI.selfSigned(name: "api.example.com", isCA: false, names: TestPKI.defaultNames)
         let unrelatedRoot = try TestPKI.chain(rootName: "Trusted Root CA").root.certificate
-        let pinned = try E2EScenario(directory: directory.path, serving: [leaf.certificate], key: leaf.key,
+        let pinned = try E2EScenario(directory: directory, serving: [leaf.certificate], key: leaf.key,
             trusting: [unrelatedRoot],
             config: Self.pinnedHost([E2EScenario.pin(leaf.certificate), E2EScenario.backupPin()],
                                     extra: #", "validate_chain": false"#))
@@ -197,7 +197,7 @@ struct TrustPolicyEndToEndTests {
         #expect(accepted.body == Data((0..<6).map { UInt8($0) }))
         E2EVerdict.expectNoEvent(proxy: pinned.proxy)
 
-        let unpinned = try E2EScenario(directory: directory.path, serving: [leaf.certificate], key: leaf.key,
+        let unpinned = try E2EScenario(directory: directory, serving: [leaf.certificate], key: leaf.key,
                                        trusting: [unrelatedRoot])
         let blocked = try unpinned.get("/bytes/6")
         E2EVerdict.expectBlocked(blocked, reason: .chainUntrusted, rule: ViolationEvent.defaultPolicyRule,
@@ -208,7 +208,7 @@ struct TrustPolicyEndToEndTests {
     @Test("a pin set past its expires date is not enforced: wrong pins are relayed without an event")
     func expiredPinSet() throws {
         let chain = try TestPKI.chain()
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config: Self.pinnedHost(
+        let scenario = try E2EScenario(directory: directory, chain: chain, config: Self.pinnedHost(
             [E2EScenario.backupPin(), E2EScenario.backupPin()], extra: #", "expires": "2020-01-01""#))
         let result = try scenario.get("/bytes/8")
         #expect(result.status == 200)
@@ -220,7 +220,7 @@ struct TrustPolicyEndToEndTests {
     func expiredPinSetStillValidatesChain() throws {
         let served = try TestPKI.chain(rootName: "Unknown Root CA")
         let trusted = try TestPKI.chain(rootName: "Trusted Root CA")
-        let scenario = try E2EScenario(directory: directory.path, chain: served, trusting: [trusted.root.certificate],
+        let scenario = try E2EScenario(directory: directory, chain: served, trusting: [trusted.root.certificate],
             config: Self.pinnedHost([E2EScenario.pin(served.leaf.certificate), E2EScenario.backupPin()],
                                     extra: #", "expires": "2020-01-01""#))
         let result = try scenario.get("/bytes/8")
@@ -232,7 +232,7 @@ struct TrustPolicyEndToEndTests {
     @Test("a *.example.com rule applies to api.example.com: its wrong pins block with that rule named")
     func wildcardRule() throws {
         let chain = try TestPKI.chain()
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config: Self.pinnedHost(
+        let scenario = try E2EScenario(directory: directory, chain: chain, config: Self.pinnedHost(
             [E2EScenario.backupPin(), E2EScenario.backupPin()], key: "*.example.com"))
         let result = try scenario.get("/bytes/2")
         E2EVerdict.expectBlocked(result, reason: .pinMismatch, rule: "*.example.com", policy: .pinPublicKeys,
@@ -243,7 +243,7 @@ struct TrustPolicyEndToEndTests {
     @Test("an exact rule takes precedence over a matching wildcard rule")
     func exactRuleBeatsWildcard() throws {
         let chain = try TestPKI.chain()
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config: """
+        let scenario = try E2EScenario(directory: directory, chain: chain, config: """
             "hosts": {
               "*.example.com": { "policy": "pin-public-keys", "pins": ["\(E2EScenario.backupPin())", "\(E2EScenario.backupPin())"] },
               "api.example.com": { "policy": "pin-public-keys",
@@ -261,7 +261,7 @@ struct TrustPolicyEndToEndTests {
         let real = try TestPKI.chain(rootName: "Real Root CA")
         let attacker = try TestPKI.chain(rootName: "Attacker Root CA")
         let scenario = try E2EScenario(
-            directory: directory.path, serving: attacker.served + [real.intermediate.certificate], key: attacker.leaf.key,
+            directory: directory, serving: attacker.served + [real.intermediate.certificate], key: attacker.leaf.key,
             trusting: [real.root.certificate, attacker.root.certificate],
             config: Self.pinnedHost([E2EScenario.pin(real.intermediate.certificate), E2EScenario.backupPin()]))
         let result = try scenario.get("/bytes/1")
@@ -276,7 +276,7 @@ struct TrustPolicyEndToEndTests {
         let real = try TestPKI.chain()
         let impostor = try TestPKI.selfSigned(name: "api.example.com", isCA: false, names: TestPKI.defaultNames)
         let scenario = try E2EScenario(
-            directory: directory.path, serving: [impostor.certificate, real.leaf.certificate], key: impostor.key,
+            directory: directory, serving: [impostor.certificate, real.leaf.certificate], key: impostor.key,
             trusting: [real.root.certificate],
             config: Self.pinnedHost([E2EScenario.pin(real.leaf.certificate), E2EScenario.backupPin()],
                                     extra: #", "validate_chain": false"#))
@@ -291,7 +291,7 @@ struct TrustPolicyEndToEndTests {
         let chain = try TestPKI.chain(validity: .expired, rootName: "Unknown Root CA")
         let unrelatedRoot = try TestPKI.chain(rootName: "Trusted Root CA").root.certificate
         let scenario = try E2EScenario(
-            directory: directory.path, chain: chain, trusting: [unrelatedRoot],
+            directory: directory, chain: chain, trusting: [unrelatedRoot],
             config: Self.pinnedHost([E2EScenario.pin(chain.intermediate.certificate), E2EScenario.backupPin()],
                                     extra: #", "validate_chain": false"#))
         let result = try scenario.get("/bytes/4")
@@ -303,7 +303,7 @@ struct TrustPolicyEndToEndTests {
     @Test("*.example.com matches exactly one more label: a.b.example.com falls to the default policy and is relayed")
     func wildcardIsOneLabel() throws {
         let chain = try TestPKI.chain(names: ["DNS:api.example.com", "DNS:a.b.example.com"])
-        let scenario = try E2EScenario(directory: directory.path, chain: chain,
+        let scenario = try E2EScenario(directory: directory, chain: chain,
                                        config: Self.pinnedHost([E2EScenario.backupPin(), E2EScenario.backupPin()],
                                                                key: "*.example.com"),
                                        resolving: ["api.example.com", "a.b.example.com"])
@@ -351,7 +351,7 @@ struct TrustPolicyEndToEndTests {
         let chain = try TestPKI.chain()
         let other = try TestPKI.chain()
         for (pinned, relayed) in [(chain.intermediate.certificate, true), (other.intermediate.certificate, false)] {
-            let scenario = try E2EScenario(directory: directory.path, chain: chain, config: Self.pinnedHost(
+            let scenario = try E2EScenario(directory: directory, chain: chain, config: Self.pinnedHost(
                 [spelling.spell(E2EScenario.pin(pinned)), E2EScenario.backupPin()]))
             let result = try scenario.get("/bytes/2")
             if relayed {
@@ -367,8 +367,8 @@ struct TrustPolicyEndToEndTests {
     @Test("public_keys with the root's certificate file pins its key")
     func publicKeyFile() throws {
         let chain = try TestPKI.chain()
-        let file = try E2EScenario.pemFile([chain.root.certificate], in: directory.path)
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+        let file = try directory.pemFile([chain.root.certificate])
+        let scenario = try E2EScenario(directory: directory, chain: chain, config:
             #""hosts": { "api.example.com": { "policy": "pin-public-keys", "public_keys": ["\#(file)"] } },"#)
         let result = try scenario.get("/bytes/2")
         #expect(result.status == 200)
@@ -383,7 +383,7 @@ struct TrustPolicyEndToEndTests {
     func parentDomainRules(opening: String, rule: String, applies: Bool) throws {
         let chain = try TestPKI.chain()
         let pins = "\"\(E2EScenario.backupPin())\", \"\(E2EScenario.backupPin())\""
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+        let scenario = try E2EScenario(directory: directory, chain: chain, config:
             #""hosts": { \#(opening)"policy": "pin-public-keys", "pins": [\#(pins)] } },"#)
         let result = try scenario.get("/bytes/2")
         if applies {
@@ -398,7 +398,7 @@ struct TrustPolicyEndToEndTests {
     @Test("min_tls_version 1.3 is met by a server that speaks TLS 1.3")
     func tls13FloorMet() throws {
         let chain = try TestPKI.chain()
-        let scenario = try E2EScenario(directory: directory.path, chain: chain, config:
+        let scenario = try E2EScenario(directory: directory, chain: chain, config:
             #""hosts": { "api.example.com": { "policy": "default", "min_tls_version": "1.3" } },"#,
             upstreamArguments: ["--min-tls", "1.3"])
         let result = try scenario.get("/bytes/2")

@@ -7,12 +7,11 @@ import Testing
 struct ProcessResourceFaultTests {
     @Test("with ulimit -n 64 exhausted, accept does not spin and serving resumes once descriptors are free")
     func descriptorsExhausted() throws {
-        let world = try P2World()
         // Held connections must not be closed by the header timeout during the test.
-        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl",
-                                           timeouts: #""request_header": "60s","#)
-        let daemon = try PinproxyBinary.startDaemon(configuration: config, options: .init(signalMask: .clean, descriptorLimit: 64))
-        try world.expectGoodRequestServed()
+        let bed = try FaultBed(hostile: .impostor, timeouts: #""request_header": "60s","#, runtime: .binary)
+        let world = bed.world
+        let daemon = try world.startDaemon(.init(signalMask: .clean, descriptorLimit: 64))
+        try bed.expectNextRequestServed()
         let baseline = daemon.descriptorCount()
         var clients: [RawClient] = []
         for _ in 0..<100 { clients.append(try RawClient(port: world.forwardPort)) }
@@ -33,10 +32,10 @@ struct ProcessResourceFaultTests {
         clients.removeAll()
         // The listener resumes within about a second of the pause.
         let start = ContinuousClock.now
-        let result = try Curl.run(world.proxyArguments + [world.goodURL], timeout: 10)
+        let result = try Curl.run(bed.proxyArguments + [bed.goodURL("/bytes/1000")], timeout: 10)
         #expect(result.status == 200)
-        #expect(result.body == FaultBed.pattern(1000))
-        #expect(FaultBed.seconds(since: start) < 5)
+        #expect(result.body == TestUpstream.pattern(1000))
+        #expect(start.secondsElapsed < 5)
         // Every held session is gone again (the backlog drained and closed).
         let settle = Date().addingTimeInterval(5)
         while daemon.descriptorCount() > baseline + 2 && Date() < settle { usleep(50_000) }
@@ -47,27 +46,28 @@ struct ProcessResourceFaultTests {
 
     @Test("a violation log on a full filesystem: the client still gets its 502 promptly, the event lands once space is freed")
     func violationLogOnFullFilesystem() throws {
-        let world = try P2World()
-        let mountPoint = world.directory.path + "/tiny"
+        let bed = try FaultBed(hostile: .impostor, runtime: .binary)
+        let world = bed.world
+        let mountPoint = world.directory.file("tiny")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mount = try P2World.shell("mount -t tmpfs -o size=64k tmpfs '\(mountPoint)'")
+        let mount = try ChildProcess.shell("mount -t tmpfs -o size=64k tmpfs '\(mountPoint)'").status
         try #require(mount == 0, "mount -t tmpfs failed (not root?): test not run")
-        defer { _ = try? P2World.shell("umount -l '\(mountPoint)'") }
+        defer { _ = try? ChildProcess.shell("umount -l '\(mountPoint)'") }
         let logPath = mountPoint + "/violations.jsonl"
-        let config = try world.writeConfig(logPath: logPath)
-        let daemon = try PinproxyBinary.startDaemon(configuration: config)
+        world.configuration.violationLog = logPath
+        let daemon = try world.startDaemon()
         // Fill every block; dd stops at ENOSPC.
-        _ = try P2World.shell("dd if=/dev/zero of='\(mountPoint)/filler' bs=4k 2>/dev/null")
-        #expect(try P2World.shell("echo x >> '\(mountPoint)/probe' 2>/dev/null") != 0, "the filesystem is full")
+        _ = try ChildProcess.shell("dd if=/dev/zero of='\(mountPoint)/filler' bs=4k 2>/dev/null")
+        #expect(try ChildProcess.shell("echo x >> '\(mountPoint)/probe' 2>/dev/null").status != 0, "the filesystem is full")
 
         let start = ContinuousClock.now
-        let blocked = try Curl.run(world.proxyArguments + [world.mitmURL], timeout: 10)
-        let seconds = FaultBed.seconds(since: start)
+        let blocked = try Curl.run(bed.proxyArguments + [bed.hostileURL("/blocked")], timeout: 10)
+        let seconds = start.secondsElapsed
         #expect(blocked.status == 502)
         #expect(blocked.header("proxy-status") == #"pinproxy; error=tls_certificate_error; details="chain_untrusted""#)
         #expect(seconds < 3, "answered after \(seconds) s")
-        #expect(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").isEmpty)
-        try world.expectGoodRequestServed()
+        #expect(contents(of: logPath).isEmpty)
+        try bed.expectNextRequestServed()
         // SPEC §4: the event went to stderr and is retried.
         #expect(daemon.stderrText.contains("chain_untrusted"))
 
@@ -75,7 +75,7 @@ struct ProcessResourceFaultTests {
         let deadline = Date().addingTimeInterval(5)
         var text = ""
         while Date() < deadline {
-            text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            text = contents(of: logPath)
             if text.hasSuffix("\n") { break }
             usleep(50_000)
         }

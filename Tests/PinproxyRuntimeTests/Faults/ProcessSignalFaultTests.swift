@@ -20,15 +20,16 @@ struct ProcessSignalFaultTests {
 
     @Test("kill -9 during a burst of violations leaves only whole JSON lines, and a restart appends cleanly")
     func killDuringViolationBurst() throws {
-        let world = try P2World()
-        let logPath = world.directory.path + "/violations.jsonl"
+        let bed = try FaultBed(hostile: .impostor, runtime: .binary)
+        let world = bed.world
+        let logPath = world.configuration.violationLog
         // A burst far above the flood gate's, so every event is a full line.
-        let config = try world.writeConfig(logPath: logPath, extra: #""log_burst": 100000,"#)
-        let daemon = try PinproxyBinary.startDaemon(configuration: config)
-        let progress = world.directory.path + "/progress"
-        let burst = ["burst", "--proxy", "\(world.forwardPort)", "--url", world.mitmURL,
+        world.configuration.extra = #""log_burst": 100000,"#
+        let daemon = try world.startDaemon()
+        let progress = world.directory.file("progress")
+        let burst = ["burst", "--proxy", "\(world.forwardPort)", "--url", bed.hostileURL("/blocked"),
                      "--count", "200", "--threads", "6", "--progress", progress]
-        let load = Thread { _ = try? P2World.runTool("p2_load.py", burst, timeout: 60) }
+        let load = Thread { _ = try? LoadTool.run("p2_load.py", burst, timeout: 60) }
         load.start()
         // SIGKILL once about a quarter of the burst has been answered.
         let deadline = Date().addingTimeInterval(30)
@@ -50,8 +51,8 @@ struct ProcessSignalFaultTests {
         handle.seekToEndOfFile()
         handle.write(Data(torn.utf8))
         handle.closeFile()
-        let restarted = try PinproxyBinary.startDaemon(configuration: config)
-        let blocked = try Curl.run(world.proxyArguments + [world.mitmURL], timeout: 10)
+        let restarted = try world.startDaemon()
+        let blocked = try Curl.run(bed.proxyArguments + [bed.hostileURL("/blocked")], timeout: 10)
         #expect(blocked.status == 502)
         #expect(blocked.header("proxy-status") == #"pinproxy; error=tls_certificate_error; details="chain_untrusted""#)
         let (afterRestart, healed) = Self.lines(of: logPath)
@@ -59,7 +60,7 @@ struct ProcessSignalFaultTests {
         #expect(afterRestart.count == afterKill.count + 2, "the torn fragment on its own line, then the new event")
         #expect(afterRestart.dropLast().last == Substring(torn))
         #expect(afterRestart.last.map(Self.parses) == true, "the new event is a whole line")
-        try world.expectGoodRequestServed()
+        try bed.expectNextRequestServed()
         restarted.send(SIGTERM)
         #expect(restarted.waitForExit(timeout: 15) == 0)
         load.cancel()
@@ -67,15 +68,14 @@ struct ProcessSignalFaultTests {
 
     @Test("10 SIGHUPs per second for 3 s under keep-alive load: no request fails and every reload counts one generation")
     func sighupStormUnderLoad() throws {
-        let world = try P2World()
-        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
-        let daemon = try PinproxyBinary.startDaemon(configuration: config)
-        let collected = P2Collected<[String: Any]>()
+        let bed = try FaultBed(hostile: .impostor, runtime: .binary)
+        let daemon = try bed.world.startDaemon()
+        let collected = CollectedValues<[String: Any]>()
         let loadDone = DispatchSemaphore(value: 0)
-        let keepalive = ["keepalive", "--proxy", "\(world.forwardPort)", "--url", world.goodURL, "--seconds", "4",
-                         "--threads", "3", "--expect-length", "1000"]
+        let keepalive = ["keepalive", "--proxy", "\(bed.world.forwardPort)", "--url", bed.goodURL("/bytes/1000"),
+                         "--seconds", "4", "--threads", "3", "--expect-length", "1000"]
         let load = Thread {
-            collected.append((try? P2World.runTool("p2_load.py", keepalive, timeout: 30)) ?? [:])
+            collected.append((try? LoadTool.run("p2_load.py", keepalive, timeout: 30)) ?? [:])
             loadDone.signal()
         }
         load.start()
@@ -104,23 +104,22 @@ struct ProcessSignalFaultTests {
         #expect(sent >= 20, "SIGHUPs sent in 3 s: \(sent) (\(late) reloads slower than 100 ms)")
         #expect(loadResult["failed"] as? Int == 0, "load: \(loadResult)")
         #expect((loadResult["ok"] as? Int ?? 0) > 50, "load: \(loadResult)")
-        try world.expectGoodRequestServed()
+        try bed.expectNextRequestServed()
         daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
 
     @Test("SIGTERM with slow downloads in flight: every download completes and the daemon exits 0")
     func sigtermUnderLoad() throws {
-        let world = try P2World()
-        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
-        let daemon = try PinproxyBinary.startDaemon(configuration: config)
+        let bed = try FaultBed(hostile: .impostor, runtime: .binary)
+        let daemon = try bed.world.startDaemon()
         // Large enough that loopback socket buffers (several MB) cannot absorb
         // a download: the daemon still relays when the SIGTERM arrives.
         let size = 24_000_000
-        let results = P2Collected<Curl.Result?>()
+        let results = CollectedValues<Curl.Result?>()
         let group = DispatchGroup()
         // 4 MB/s: about 6 s per download, most of it after the SIGTERM.
-        let arguments = world.proxyArguments + ["--limit-rate", "4M", "http://api.example.com:8443/bytes/\(size)"]
+        let arguments = bed.proxyArguments + ["--limit-rate", "4M", bed.goodURL("/bytes/\(size)")]
         for _ in 0..<3 {
             group.enter()
             Thread {
@@ -132,28 +131,27 @@ struct ProcessSignalFaultTests {
         let start = ContinuousClock.now
         daemon.send(SIGTERM)
         let exit = daemon.waitForExit(timeout: 15)
-        let exitSeconds = FaultBed.seconds(since: start)
+        let exitSeconds = start.secondsElapsed
         #expect(group.wait(timeout: .now() + 20) == .success)
         #expect(exit == 0)
         #expect(exitSeconds >= 1.5 && exitSeconds < 10, "exited \(exitSeconds) s after SIGTERM")
         let finished = results.all
         #expect(finished.count == 3)
-        let expected = FaultBed.pattern(size)
+        let expected = TestUpstream.pattern(size)
         for result in finished {
             #expect(result?.exitCode == 0)
             #expect(result?.status == 200)
             #expect(result?.body == expected)
         }
         // Stopped accepting: nothing listens on the port any more.
-        let after = try Curl.run(world.proxyArguments + [world.goodURL], timeout: 5)
+        let after = try Curl.run(bed.proxyArguments + [bed.goodURL("/bytes/1000")], timeout: 5)
         #expect(after.exitCode == 7, "curl: couldn't connect")
     }
 
     @Test("a daemon whose parent left SIGHUP and SIGTERM blocked still reloads and stops on them")
     func signalsBlockedByTheParent() throws {
-        let world = try P2World()
-        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl")
-        let daemon = try PinproxyBinary.startDaemon(configuration: config, options: .init(signalMask: .blocking([SIGHUP, SIGTERM])))
+        let bed = try FaultBed(hostile: .impostor, runtime: .binary)
+        let daemon = try bed.world.startDaemon(.init(signalMask: .blocking([SIGHUP, SIGTERM])))
         daemon.send(SIGHUP)
         let deadline = Date().addingTimeInterval(3)
         while !daemon.stderrText.contains("configuration generation 2 active") && Date() < deadline { usleep(20_000) }

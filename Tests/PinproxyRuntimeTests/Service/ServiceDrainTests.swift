@@ -10,23 +10,18 @@ struct ServiceDrainTests {
 
     @Test("a download running at SIGTERM completes in full, new connections are refused, and the exit code is 0")
     func drainFinishesInFlight() throws {
-        let files = try TemporaryDirectory()
-        let pki = try UpstreamPKI(directory: files.path)
-        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: files.path)
-        let service = try ServiceUnderTest(body: """
-        "trust_store": "\(pki.rootFile)",
-          "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-          "threads": 1,
-          // Longer than the download, so the drain is never cut short here.
-          "timeouts": { "shutdown": "60s" },
-        """)
+        let service = try ServiceUnderTest()
+        try service.world.startUpstream()
+        service.world.configuration.threads = 1
+        // Longer than the download, so the drain is never cut short here.
+        service.world.configuration.timeouts = #""shutdown": "60s","#
         try service.start()
         let process = try service.running()
 
         // ~2 s at 10 MB/s.
         let download = try BackgroundCurl(["--limit-rate", "10M", "-x", service.proxy,
                                            "http://api.example.com/bytes/\(Self.downloadBytes)"],
-                                          directory: files.path)
+                                          directory: service.world.directory.path)
         #expect(download.waitForBytes(1_000_000))
 
         process.send(SIGTERM)

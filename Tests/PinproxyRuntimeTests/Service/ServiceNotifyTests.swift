@@ -6,7 +6,7 @@ import Testing
 /// `WatchdogSec=` rely on.
 @Suite("pinproxy under systemd: the notify protocol", .serialized)
 struct ServiceNotifyTests {
-    static let denyAll = #""default_policy": "deny", "threads": 1"#
+    static let denyAll = #""default_policy": "deny", "threads": 1,"#
 
     @Test("READY=1 after binding, RELOADING=1 with MONOTONIC_USEC then READY=1 on SIGHUP, STOPPING=1 on SIGTERM, exit 0")
     func notifySequence() throws {

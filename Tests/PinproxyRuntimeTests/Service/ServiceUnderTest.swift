@@ -1,38 +1,31 @@
 import Foundation
 
-/// One pinproxy service as systemd would run it: a config file in a temp dir
-/// with a forward listener on a free loopback port and the violation log next
-/// to it, a notify socket, and the real binary started with `--config`.
+/// One pinproxy service as systemd would run it, built on a `TestWorld`: the
+/// world's configuration file (one forward listener on a free loopback port,
+/// the violation log beside it), a notify socket, and the real binary started
+/// with `--config`, `$NOTIFY_SOCKET` and an empty signal mask.
+///
+/// Why the binary and not `ProxyUnderTest`: signals, `$NOTIFY_SOCKET`,
+/// `LISTEN_FDS` and the exit code belong to the process, so only the shipped
+/// binary can show what systemd will see.
 final class ServiceUnderTest {
-    let directory: TemporaryDirectory
-    let port: UInt16
-    let configPath: String
+    let world: TestWorld
     let notifications: NotifyListener
     private(set) var process: ChildProcess?
 
-    /// `body` is the JSON5 configuration without `listeners` and `violation_log`.
-    init(body: String) throws {
-        directory = try TemporaryDirectory()
-        port = ToolPaths.freePort()
-        configPath = directory.path + "/pinproxy.json"
-        notifications = try NotifyListener(directory: directory.path)
-        try writeConfiguration(body: body)
+    /// `body` is more JSON5 members for the configuration (`"default_policy": "deny",`).
+    init(body: String = "") throws {
+        world = try TestWorld()
+        world.configuration.extra = body
+        notifications = try NotifyListener(directory: world.directory.path)
     }
 
-    var proxy: String { "http://127.0.0.1:\(port)" }
-    var violationLogPath: String { directory.path + "/violations.jsonl" }
+    var port: UInt16 { world.forwardPort }
+    var proxy: String { world.proxyURL }
 
-    /// Replaces the config file (what an operator does before `systemctl reload`).
-    func writeConfiguration(body: String) throws {
-        let text = """
-        {
-          "listeners": [ { "listen": "127.0.0.1:\(port)", "mode": "forward" } ],
-          "violation_log": "\(violationLogPath)",
-          \(body)
-        }
-        """
-        // Written in place, not renamed: the daemon re-reads the path on SIGHUP.
-        try Data(text.utf8).write(to: URL(fileURLWithPath: configPath))
+    /// Rewrites the config file (what an operator does before `systemctl reload`).
+    func writeConfiguration() throws {
+        try world.writeConfiguration()
     }
 
     /// Starts `pinproxy run --config …` with `$NOTIFY_SOCKET` added to
@@ -47,7 +40,7 @@ final class ServiceUnderTest {
     func launch(_ options: ChildProcess.Options = .init(signalMask: .clean)) throws {
         var options = options
         options.environment["NOTIFY_SOCKET"] = notifications.path
-        process = try PinproxyBinary.start(["run", "--config", configPath], options: options)
+        process = try PinproxyBinary.start(["run", "--config", world.writeConfiguration()], options: options)
     }
 
     /// Receives until the next `READY=1`; throws with pinproxy's exit status and
@@ -56,6 +49,7 @@ final class ServiceUnderTest {
     func waitForReady(timeout: TimeInterval = 20) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         var datagrams: [String] = []
+        // Blocking receives of at most 0.2 s, so an exit is noticed early.
         while Date() < deadline {
             datagrams += notifications.receive(until: { NotifyListener.states([$0]).contains("READY=1") }, timeout: 0.2)
             if NotifyListener.states(datagrams).last == "READY=1" { return datagrams }

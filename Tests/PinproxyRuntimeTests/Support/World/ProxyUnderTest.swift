@@ -13,23 +13,16 @@ final class ProxyUnderTest: @unchecked Sendable {
     let logPath: String
     private let finished = DispatchSemaphore(value: 0)
 
-    /// `body` is the JSON5 configuration without `listeners` and `violation_log`,
-    /// which are added: a forward listener, and a gateway to `gatewayUpstream`.
-    init(directory: String, body: String, gatewayUpstream: String = "api.example.com:443",
-         environment: [String: String] = [:]) throws {
-        forwardPort = ToolPaths.freePort()
-        gatewayPort = ToolPaths.freePort()
-        logPath = directory + "/violations-\(UUID().uuidString).jsonl"
-        let text = """
-        {
-          "listeners": [
-            { "listen": "127.0.0.1:\(forwardPort)", "mode": "forward" },
-            { "listen": "127.0.0.1:\(gatewayPort)", "mode": "gateway", "upstream": "\(gatewayUpstream)" },
-          ],
-          "violation_log": "\(logPath)",
-          \(body)
-        }
-        """
+    /// Loads `configuration` as the daemon would read its file and starts
+    /// serving; returns once every listener accepts. `environment` is what
+    /// the daemon reads instead of this process's (`PINPROXY_RESOLV_CONF`).
+    init(configuration: ProxyConfiguration, environment: [String: String] = [:]) throws {
+        // Tests reach the daemon through both kinds of listener.
+        guard let gateway = configuration.gateway else { throw TestFailure("an in-process proxy needs a gateway listener") }
+        forwardPort = configuration.forwardPort
+        gatewayPort = gateway.port
+        logPath = configuration.violationLog
+        let text = configuration.text
         let (configuration, _) = try ConfigurationLoader.parse(text: text, source: "<test>", environment: environment, cpuCount: 2)
         let quiet = Logger(environment: [:], descriptor: open("/dev/null", O_WRONLY))
         daemon = try Daemon(configuration: configuration,
@@ -54,8 +47,7 @@ final class ProxyUnderTest: @unchecked Sendable {
 
     /// The violation log's lines, parsed.
     func logLines() -> [[String: Any]] {
-        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap {
+        contents(of: logPath).split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
     }

@@ -102,6 +102,8 @@ struct ViolationLogFileTests {
                 }
             }
             file.append(Array(Self.line(index).utf8), whenDurable: recorder.callback(index))
+            // Deliberate pacing: the appends span many group commits, so the
+            // rotation lands between two of them and not before the first.
             if index % 10 == 0 { usleep(500) }
         }
         let calls = recorder.waitForCalls(400)

@@ -43,9 +43,10 @@ struct PinFailureReportEndToEndTests {
             let result = try scenario.get("/bytes/100?secret=1")
             #expect(result.status == 502)
         }
-        let deadline = Date().addingTimeInterval(5)
-        while collector.received().isEmpty && Date() < deadline { usleep(20_000) }
-        usleep(300_000)   // a second report, if one were (wrongly) sent, would have arrived by now
+        _ = eventually(timeout: 5) { !collector.received().isEmpty }
+        // Deliberate: a quiet time in which a second report, if one were
+        // (wrongly) sent, would arrive.
+        usleep(300_000)
         let received = collector.received()
         try #require(received.count == 1, "reports received: \(received.count)")
         let parts = received[0].split(separator: " ", maxSplits: 2).map(String.init)

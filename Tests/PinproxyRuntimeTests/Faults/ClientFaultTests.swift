@@ -54,6 +54,7 @@ struct ClientFaultTests {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
         let start = ContinuousClock.now
         let client = try RawClient(port: bed.world.forwardPort)
+        // Deliberate: the test is about a head begun 1.5 s after the connect.
         usleep(1_500_000)
         client.send("GET http://api.example.com/bytes/10 HTTP/1.1\r\n")
         let (data, ending) = client.read(timeout: 5)
@@ -108,8 +109,7 @@ struct ClientFaultTests {
                     + "Content-Length: \(1 << 20)\r\n\r\n")
         client.send([UInt8](repeating: 0x62, count: 256 * 1024))
         // Wait until the exchange reached the upstream, then vanish.
-        let deadline = Date().addingTimeInterval(5)
-        while bed.census().upstreamConnections == 0 && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: 5) { bed.census().upstreamConnections > 0 }
         #expect(bed.census() == DaemonSocketCensus(clientSessions: 1, upstreamConnections: 1))
         client.reset()
         let left = bed.waitForNoSockets()
@@ -181,8 +181,7 @@ struct ClientFaultTests {
         let bed = try FaultBed(hostile: .upstream([]), limits: #""max_connections": 5,"#)
         let held = try (0..<5).map { _ in try RawClient(port: bed.world.forwardPort) }
         // Both loops accept: wait until the daemon holds all five before the sixth arrives.
-        let deadline = Date().addingTimeInterval(5)
-        while bed.census().clientSessions < 5 && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: 5) { bed.census().clientSessions >= 5 }
         try #require(bed.census().clientSessions == 5)
         let refused = try Curl.run(bed.proxyArguments + [bed.goodURL("/bytes/10")], timeout: 10)
         #expect(refused.status == 503)

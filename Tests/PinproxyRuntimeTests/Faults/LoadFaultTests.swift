@@ -41,13 +41,8 @@ struct LoadFaultTests {
     /// Waits until the daemon holds at most `limit` descriptors (pooled
     /// connections retire after `timeouts.idle`), and returns the count.
     static func settleDescriptors(_ daemon: ChildProcess, atMost limit: Int) -> Int {
-        let deadline = Date().addingTimeInterval(15)
-        var count = daemon.descriptorCount()
-        while count > limit && Date() < deadline {
-            usleep(100_000)
-            count = daemon.descriptorCount()
-        }
-        return count
+        // Every 100 ms: listing 20,000 descriptors is not free.
+        eventually(timeout: 15, interval: 0.1, daemon.descriptorCount, until: { $0 <= limit })
     }
 
     @Test("5,000 connections, max_connections 1000, upstream 1 s per answer: 4,000 get 503 connection_limit_reached, 1,000 are served concurrently, each loop's pool keeps at most 512, descriptors return and memory stops growing")

@@ -8,7 +8,7 @@ import Testing
 struct ProcessSignalFaultTests {
     /// Every line of the file, and whether the file ends with "\n".
     private static func lines(of path: String) -> (lines: [Substring], endsWithNewline: Bool) {
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        let text = contents(of: path)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         if lines.last == "" { lines.removeLast() }
         return (lines, text.isEmpty || text.hasSuffix("\n"))
@@ -31,11 +31,9 @@ struct ProcessSignalFaultTests {
                      "--count", "200", "--threads", "6", "--progress", progress]
         let load = Thread { _ = try? LoadTool.run("p2_load.py", burst, timeout: 60) }
         load.start()
-        // SIGKILL once about a quarter of the burst has been answered.
-        let deadline = Date().addingTimeInterval(30)
-        while ((try? Data(contentsOf: URL(fileURLWithPath: progress)))?.count ?? 0) < 50 && Date() < deadline {
-            usleep(5_000)
-        }
+        // SIGKILL once about a quarter of the burst has been answered (every
+        // 5 ms: the burst is quick, and the kill must land inside it).
+        _ = eventually(timeout: 30, interval: 0.005) { contents(of: progress).utf8.count >= 50 }
         daemon.send(SIGKILL)
         #expect(daemon.waitForExit(timeout: 5) == SIGKILL)
         let (afterKill, endsWithNewline) = Self.lines(of: logPath)
@@ -79,6 +77,8 @@ struct ProcessSignalFaultTests {
             loadDone.signal()
         }
         load.start()
+        // Deliberate: a head start for the load's connections, so that every
+        // SIGHUP lands under load (the tool reports only when it ends).
         usleep(300_000)
         // One SIGHUP every 100 ms; each waits (bounded) for its generation line
         // before the next, so coalesced signals cannot blur the count.
@@ -87,12 +87,12 @@ struct ProcessSignalFaultTests {
         let start = Date()
         while Date().timeIntervalSince(start) < 3 {
             let tick = start.addingTimeInterval(Double(sent) * 0.1)
+            // Deliberate pacing: the storm's 100 ms beat.
             if tick > Date() { usleep(useconds_t(tick.timeIntervalSinceNow * 1_000_000)) }
             daemon.send(SIGHUP)
             sent += 1
             let expected = "configuration generation \(sent + 1) active"
-            let lineDeadline = Date().addingTimeInterval(2)
-            while !daemon.stderrText.contains(expected) && Date() < lineDeadline { usleep(5_000) }
+            _ = eventually(timeout: 2, interval: 0.005) { daemon.stderrText.contains(expected) }
             if Date() > tick.addingTimeInterval(0.1) { late += 1 }
         }
         #expect(loadDone.wait(timeout: .now() + 30) == .success)
@@ -127,6 +127,8 @@ struct ProcessSignalFaultTests {
                 group.leave()
             }.start()
         }
+        // Deliberate: the downloads get going before the SIGTERM (curl runs to
+        // its end on those threads, with nothing to watch before).
         usleep(1_000_000)
         let start = ContinuousClock.now
         daemon.send(SIGTERM)
@@ -153,8 +155,7 @@ struct ProcessSignalFaultTests {
         let bed = try FaultBed(hostile: .impostor, runtime: .binary)
         let daemon = try bed.world.startDaemon(.init(signalMask: .blocking([SIGHUP, SIGTERM])))
         daemon.send(SIGHUP)
-        let deadline = Date().addingTimeInterval(3)
-        while !daemon.stderrText.contains("configuration generation 2 active") && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: 3) { daemon.stderrText.contains("configuration generation 2 active") }
         // Fails today (product bug, reported): the mask is inherited across
         // exec and pinproxy never unblocks the signals it handles.
         #expect(daemon.stderrText.contains("configuration generation 2 active"))

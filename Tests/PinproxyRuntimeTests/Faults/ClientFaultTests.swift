@@ -156,10 +156,9 @@ struct ClientFaultTests {
     @Test("a client that half-closes after a full POST (head and body sent) still gets the response")
     func halfClosePost() throws {
         // A fresh daemon: no pooled connection, so the FIN arrives while the
-        // upstream is still connecting. Fails today (product bug, reported):
-        // ClientSession.bufferEvent(_:didReport:) closes on EOF in .exchanging
-        // whenever requestComplete is false, although the whole body already
-        // sits in the client input buffer, waiting for the upstream to attach.
+        // upstream is still connecting. Guards against closing on that EOF
+        // because the request has not been relayed yet: the whole body
+        // already sits in the client's input, waiting for the upstream.
         let bed = try FaultBed(hostile: .upstream([]))
         let client = try RawClient(port: bed.world.forwardPort)
         client.send("POST http://api.example.com/echo-length HTTP/1.1\r\nHost: api.example.com\r\n"

@@ -156,8 +156,8 @@ struct ProcessSignalFaultTests {
         let daemon = try bed.world.startDaemon(.init(signalMask: .blocking([SIGHUP, SIGTERM])))
         daemon.send(SIGHUP)
         _ = eventually(timeout: 3) { daemon.stderrText.contains("configuration generation 2 active") }
-        // Fails today (product bug, reported): the mask is inherited across
-        // exec and pinproxy never unblocks the signals it handles.
+        // The mask is inherited across exec: pinproxy must unblock the
+        // signals it handles itself.
         #expect(daemon.stderrText.contains("configuration generation 2 active"))
         daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 5) == 0)

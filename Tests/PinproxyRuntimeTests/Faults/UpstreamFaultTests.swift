@@ -83,10 +83,9 @@ struct UpstreamFaultTests {
         let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/10")], timeout: 10)
         let elapsed = start.secondsElapsed
         #expect(result.status == 502)
-        // SPEC §3: "other TLS failure → 502 tls_protocol_error". Fails today
-        // (product bug, reported): the daemon answers connection_terminated,
-        // because ClientSession.upstreamDidEnd does not look at the OpenSSL
-        // error behind BEV_EVENT_ERROR.
+        // SPEC §3: "other TLS failure → 502 tls_protocol_error". Guards the
+        // mapping of the OpenSSL error behind a failed read: a record that
+        // does not decode is a TLS failure, not connection_terminated.
         #expect(result.header("proxy-status") == "pinproxy; error=tls_protocol_error")
         #expect(!result.bodyText.contains("hello"), "the plaintext behind the garbage must not reach the client")
         #expect(elapsed < 2, "answered after \(elapsed) s")

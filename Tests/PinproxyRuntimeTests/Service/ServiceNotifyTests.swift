@@ -71,10 +71,9 @@ struct ServiceNotifyTests {
         #expect(process.waitForExit(timeout: 20) == 0)
     }
 
-    // Known failure (reported): the daemon relies on the inherited signal mask.
-    // systemd starts services with an empty one, but `pinproxy run` from a
+    // systemd starts services with an empty mask, but `pinproxy run` from a
     // shell script, a supervisor or Foundation.Process may inherit SIGHUP and
-    // SIGTERM blocked; then reload and shutdown never happen.
+    // SIGTERM blocked: the daemon must unblock the signals it handles itself.
     @Test("SIGHUP and SIGTERM work even when the parent left them blocked")
     func signalsWhenInheritedBlocked() throws {
         let service = try ServiceUnderTest(body: Self.denyAll)

@@ -74,7 +74,7 @@ struct ServiceNotifyTests {
     // systemd starts services with an empty mask, but `pinproxy run` from a
     // shell script, a supervisor or Foundation.Process may inherit SIGHUP and
     // SIGTERM blocked: the daemon must unblock the signals it handles itself.
-    @Test("SIGHUP and SIGTERM work even when the parent left them blocked")
+    @Test("SIGHUP and SIGTERM work even when the parent left pinproxy's signals blocked")
     func signalsWhenInheritedBlocked() throws {
         let service = try ServiceUnderTest(body: Self.denyAll)
         try service.start(.init(signalMask: .blocking(PinproxyBinary.handledSignals)))
@@ -82,8 +82,10 @@ struct ServiceNotifyTests {
         process.send(SIGHUP)
         let reload = service.notifications.receive(until: { NotifyListener.states([$0]) == ["READY=1"] }, timeout: 5)
         #expect(NotifyListener.states(reload) == ["RELOADING=1", "READY=1"])
+        #expect(eventually(timeout: 3) { process.stderrText.contains("configuration generation 2 active") },
+                "stderr:\n\(process.stderrText)")
         process.send(SIGTERM)
-        #expect(process.waitForExit(timeout: 10) == 0)
+        #expect(process.waitForExit(timeout: 5) == 0)
     }
 
     static func monotonicMicroseconds() -> UInt64 {

@@ -6,9 +6,11 @@ import Testing
 /// loops) → a real TLS server on loopback, with a PKI generated per test.
 @Suite("Proxy data path end to end", .serialized)
 struct ProxyEndToEndTests {
-    let world: TestWorld
     let upstream: TestUpstream
     let proxy: ProxyUnderTest
+    // Declared last, so released last: the world then stops the proxy before
+    // it kills the upstream.
+    let world: TestWorld
 
     init() throws {
         world = try TestWorld()

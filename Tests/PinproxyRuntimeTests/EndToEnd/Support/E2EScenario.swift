@@ -6,9 +6,11 @@ import Foundation
 /// `api.example.com:443` resolved to it (and any other `resolving` names), a
 /// trust store of the given roots, one event loop, and the test's own config lines.
 struct E2EScenario {
-    let world: TestWorld
     let upstream: TestUpstream
     let proxy: ProxyUnderTest
+    // Declared last, so released last: the world then stops the proxy before
+    // it kills the upstream.
+    let world: TestWorld
 
     var trustStoreFile: String { world.configuration.trustStore ?? "" }
 

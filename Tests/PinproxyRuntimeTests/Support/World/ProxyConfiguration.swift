@@ -1,14 +1,18 @@
 /// The configuration a test world hands to pinproxy, as JSON5 text: what
-/// every world has (listeners on its loopback ports, the violation log, the
-/// trust store, `resolve` entries for its peers) plus whatever the test adds.
+/// every world has (the violation log, the trust store, `resolve` entries for
+/// its peers) plus whatever the test adds; the listeners are given when the
+/// text is made.
 ///
 /// The same text goes to the in-process daemon and, as a file, to the binary,
 /// so the two runtimes are configured alike.
 struct ProxyConfiguration {
-    /// The forward listener's port.
-    var forwardPort: UInt16
-    /// A gateway listener and the upstream it sends every request to.
-    var gateway: (port: UInt16, upstream: String)?
+    /// A listener on 127.0.0.1.
+    enum Listener {
+        case forward(port: UInt16)
+        /// Sends every request to `upstream`.
+        case gateway(port: UInt16, upstream: String)
+    }
+
     var violationLog: String
     /// A PEM file of roots; nil leaves the system trust store.
     var trustStore: String?
@@ -33,13 +37,17 @@ struct ProxyConfiguration {
         resolve.first { $0.authority == authority }?.port
     }
 
-    var text: String {
-        var listeners = [#"{ "listen": "127.0.0.1:\#(forwardPort)", "mode": "forward" }"#]
-        if let gateway {
-            listeners.append(#"{ "listen": "127.0.0.1:\#(gateway.port)", "mode": "gateway", "upstream": "\#(gateway.upstream)" }"#)
+    func text(listeners: [Listener]) -> String {
+        let entries = listeners.map { listener in
+            switch listener {
+            case let .forward(port):
+                #"{ "listen": "127.0.0.1:\#(port)", "mode": "forward" }"#
+            case let .gateway(port, upstream):
+                #"{ "listen": "127.0.0.1:\#(port)", "mode": "gateway", "upstream": "\#(upstream)" }"#
+            }
         }
         var members = [
-            #""listeners": [ \#(listeners.joined(separator: ", ")) ],"#,
+            #""listeners": [ \#(entries.joined(separator: ", ")) ],"#,
             #""violation_log": "\#(violationLog)","#,
         ]
         if let trustStore { members.append(#""trust_store": "\#(trustStore)","#) }

@@ -13,16 +13,18 @@ final class ProxyUnderTest: @unchecked Sendable {
     let logPath: String
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Loads `configuration` as the daemon would read its file and starts
-    /// serving; returns once every listener accepts. `environment` is what
-    /// the daemon reads instead of this process's (`PINPROXY_RESOLV_CONF`).
-    init(configuration: ProxyConfiguration, environment: [String: String] = [:]) throws {
-        // Tests reach the daemon through both kinds of listener.
-        guard let gateway = configuration.gateway else { throw TestFailure("an in-process proxy needs a gateway listener") }
-        forwardPort = configuration.forwardPort
-        gatewayPort = gateway.port
+    /// Loads `configuration` with a forward listener on `forwardPort` and a
+    /// gateway to `gatewayUpstream` on `gatewayPort`, as the daemon would read
+    /// its file, and starts serving; returns once every listener accepts.
+    /// `environment` is what the daemon reads instead of this process's
+    /// (`PINPROXY_RESOLV_CONF`).
+    init(configuration: ProxyConfiguration, forwardPort: UInt16, gatewayPort: UInt16, gatewayUpstream: String,
+         environment: [String: String] = [:]) throws {
+        self.forwardPort = forwardPort
+        self.gatewayPort = gatewayPort
         logPath = configuration.violationLog
-        let text = configuration.text
+        let text = configuration.text(listeners: [.forward(port: forwardPort),
+                                                  .gateway(port: gatewayPort, upstream: gatewayUpstream)])
         let (configuration, _) = try ConfigurationLoader.parse(text: text, source: "<test>", environment: environment, cpuCount: 2)
         let quiet = Logger(environment: [:], descriptor: open("/dev/null", O_WRONLY))
         daemon = try Daemon(configuration: configuration,

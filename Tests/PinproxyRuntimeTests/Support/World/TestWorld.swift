@@ -21,8 +21,12 @@ final class TestWorld {
     let directory: TemporaryDirectory
     /// Leaf + intermediate + root for api.example.com, as files; the default trust store.
     let pki: UpstreamPKI
-    let forwardPort = ToolPaths.freePort()
-    let gatewayPort = ToolPaths.freePort()
+    /// The listeners' ports, chosen on first use: a port probed free stays
+    /// free only until something else binds it (a peer's port 0, a client's
+    /// local port), so it is chosen as late as the test allows, not when the
+    /// world is made.
+    private(set) lazy var forwardPort = ToolPaths.freePort()
+    private(set) lazy var gatewayPort = ToolPaths.freePort()
     var configuration: ProxyConfiguration
     private var peers: [AnyObject] = []
     private var proxies: [ProxyUnderTest] = []
@@ -34,8 +38,7 @@ final class TestWorld {
         let directory = try directory ?? TemporaryDirectory()
         self.directory = directory
         pki = try UpstreamPKI(directory: directory.path, name: "pki-\(UUID().uuidString)", chain: chain)
-        configuration = ProxyConfiguration(forwardPort: forwardPort,
-                                           violationLog: directory.file("violations-\(UUID().uuidString).jsonl"),
+        configuration = ProxyConfiguration(violationLog: directory.file("violations-\(UUID().uuidString).jsonl"),
                                            trustStore: pki.rootFile)
     }
 
@@ -98,9 +101,8 @@ final class TestWorld {
     /// world keeps it and stops it first when released.
     @discardableResult
     func startProxy(environment: [String: String] = [:]) throws -> ProxyUnderTest {
-        var configuration = configuration
-        configuration.gateway = (gatewayPort, Self.apiAuthority)
-        let proxy = try ProxyUnderTest(configuration: configuration, environment: environment)
+        let proxy = try ProxyUnderTest(configuration: configuration, forwardPort: forwardPort, gatewayPort: gatewayPort,
+                                       gatewayUpstream: Self.apiAuthority, environment: environment)
         proxies.append(proxy)
         return proxy
     }
@@ -110,7 +112,7 @@ final class TestWorld {
     /// path on SIGHUP.
     @discardableResult
     func writeConfiguration(name: String = "pinproxy.json") throws -> String {
-        try directory.write(configuration.text, to: name)
+        try directory.write(configuration.text(listeners: [.forward(port: forwardPort)]), to: name)
     }
 
     /// Writes the configuration and starts the binary on it, as a service

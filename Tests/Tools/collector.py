@@ -5,7 +5,9 @@ appends each body as one line (bodies are single-line JSON) to --out.
   collector.py --ready-file F --out BODIES
 Binds 127.0.0.1 on an ephemeral port and writes the port to F.
 """
-import argparse, http.server, os, signal, sys
+import argparse, http.server, signal, sys
+
+import peer
 
 
 def main():
@@ -27,9 +29,7 @@ def main():
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    with open(args.ready_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]) + "\n")
-    os.replace(args.ready_file + ".tmp", args.ready_file)
+    peer.announce(args.ready_file, server.server_address[1])
     server.serve_forever()
 
 

@@ -8,6 +8,8 @@ Binds 127.0.0.1 on an ephemeral UDP port and writes the port to F.
 """
 import argparse, signal, socket, sys
 
+import peer
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -18,18 +20,15 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
-    with open(args.ready_file + ".tmp", "w") as f:
-        f.write(str(sock.getsockname()[1]) + "\n")
-    import os
-    os.replace(args.ready_file + ".tmp", args.ready_file)
+    peer.announce(args.ready_file, sock.getsockname()[1])
     while True:
-        query, peer = sock.recvfrom(4096)
+        query, client = sock.recvfrom(4096)
         if args.silent or len(query) < 12:
             continue
         # Header: same id, QR=1, opcode copied, RD copied, RA=1, rcode; question echoed.
         flags = 0x8000 | (query[2] & 0x79) << 8 | 0x80 | (args.rcode & 0xF)
         answer = query[:2] + flags.to_bytes(2, "big") + query[4:6] + b"\x00\x00\x00\x00\x00\x00" + query[12:]
-        sock.sendto(answer, peer)
+        sock.sendto(answer, client)
 
 
 if __name__ == "__main__":

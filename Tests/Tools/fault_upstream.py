@@ -21,7 +21,9 @@ treats every connection according to --mode, one thread per connection:
 Each connection's summary goes to --events as one JSON line
 ({"mode", "handshake_ok", "head_bytes", "drained", "error"}).
 """
-import argparse, json, os, signal, socket, ssl, struct, sys, threading
+import argparse, json, os, socket, ssl, struct, threading
+
+import peer
 
 LOCK = threading.Lock()
 HOLD_SECONDS = 30  # how long a stalling mode keeps a connection before giving up
@@ -133,24 +135,7 @@ def main():
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(opts.cert, opts.key)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    # Written atomically so a polling test never reads a half-written port.
-    partial = opts.ready_file + ".tmp"
-    with open(partial, "w") as ready:
-        ready.write("%d\n" % listener.getsockname()[1])
-    os.replace(partial, opts.ready_file)
-    try:
-        while True:
-            raw, _ = listener.accept()
-            threading.Thread(target=handle, args=(raw, context, opts), daemon=True).start()
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    finally:
-        listener.close()
+    peer.serve_forever(peer.listen(), opts.ready_file, handle, context, opts)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ Special targets make the response itself hostile:
   /respond/nominating/<name>   adds "Connection: <name>" to a Content-Length response
   /respond/chunked-nominating/<name>   the same with a chunked body
 """
-import argparse, hashlib, itertools, json, os, socket, ssl, threading, time
+import argparse, hashlib, itertools, json, os, ssl, threading, time
+
+import peer
 
 LOCK = threading.Lock()
 COUNTER = itertools.count(1)
@@ -169,14 +171,10 @@ def main():
     opts.events = open(opts.events, "a")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(opts.cert, opts.key)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(256)
-    with open(opts.ready_file + ".tmp", "w") as ready:
-        ready.write("%d\n" % listener.getsockname()[1])
-    os.rename(opts.ready_file + ".tmp", opts.ready_file)
+    listener = peer.listen(backlog=256)
+    peer.announce(opts.ready_file, listener.getsockname()[1])
     threading.Thread(target=exit_with_parent, daemon=True).start()
+    # Its own accept loop: connections are numbered in the order they are accepted.
     while True:
         client, _ = listener.accept()
         threading.Thread(target=handshake_and_serve, args=(client, context, next(COUNTER), opts), daemon=True).start()

@@ -22,7 +22,9 @@ request; its application bytes are what would have leaked.
 Fault modes: --stall-handshake (accept TCP, never answer TLS), --close-mid-body
 (send half of a /bytes body after a full Content-Length, then close).
 """
-import argparse, hashlib, json, os, signal, socket, ssl, sys, tempfile, threading, time
+import argparse, hashlib, json, os, ssl, tempfile, threading, time
+
+import peer
 
 PATTERN = bytes(range(251)) * (65536 // 251 + 2)  # any 64 KiB window at offset % 251
 STATS = {"handshakes": 0, "requests": 0, "connections": 0, "app_bytes_received_by_rejected": 0,
@@ -232,24 +234,9 @@ def main():
     parser.add_argument("--close-mid-body", action="store_true")
     opts = parser.parse_args()
     context = build_context(opts)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", opts.port))
-    listener.listen(4096)  # a burst of a thousand pooled connects must not overflow the SYN queue
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    # Written atomically so a polling test never reads a half-written port.
-    partial = opts.ready_file + ".tmp"
-    with open(partial, "w") as ready:
-        ready.write("%d\n" % listener.getsockname()[1])
-    os.replace(partial, opts.ready_file)
-    try:
-        while True:
-            raw, _ = listener.accept()
-            threading.Thread(target=handle, args=(raw, context, opts), daemon=True).start()
-    except (SystemExit, KeyboardInterrupt):
-        pass
-    finally:
-        listener.close()
+    # A burst of a thousand pooled connects must not overflow the SYN queue.
+    listener = peer.listen(opts.port, backlog=4096)
+    peer.serve_forever(listener, opts.ready_file, handle, context, opts)
 
 
 if __name__ == "__main__":

@@ -8,17 +8,9 @@ import Testing
 @Suite struct PinsCommandTests {
     /// Runs a shell pipeline, returns its trimmed standard output.
     static func shell(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CLITestFailure("failed: \(command)") }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try ChildProcess.shell(command)
+        guard result.status == 0 else { throw TestFailure("failed: \(command)\n\(result.errorOutput)") }
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test("pins --cert prints the SPKI hash the openssl CLI computes", arguments: [

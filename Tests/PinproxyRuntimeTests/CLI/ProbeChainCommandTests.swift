@@ -68,7 +68,7 @@ import PinproxyCore
             let live = try PinproxyBinary.run(["probe", "api.example.com", "--config", config])
             let offline = try PinproxyBinary.run(["probe", "api.example.com", "--config", config, "--chain", pki.servedChainFile])
             #expect(offline.status == live.status, "\(entry)")
-            let evidence = { (result: PinproxyBinary.Result) in
+            let evidence = { (result: ChildProcess.Result) in
                 result.outputLines.filter { $0.hasPrefix("  verdict:") || $0.hasPrefix("  reason:") || $0.hasPrefix("  detail:") }
             }
             #expect(evidence(offline) == evidence(live), "\(entry)")

@@ -51,11 +51,11 @@ import Testing
     @Test("tail -f prints every event exactly once across two rotations by rename, and holds partial lines")
     func followAcrossRotation() throws {
         let directory = try TemporaryDirectory()
-        let log = directory.path + "/violations.jsonl"
+        let log = directory.file("violations.jsonl")
         try (Self.violation(0) + "\n").write(toFile: log, atomically: false, encoding: .utf8)
-        let process = try PinproxyBinary.start(["tail", "-f", "-n", "5", "--json", log], directory: directory.path)
-        defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        let process = try PinproxyBinary.start(["tail", "-f", "-n", "5", "--json", log])
         var written = [Self.violation(0)]
+        func printed() -> [String] { process.stdoutText.split(separator: "\n").map(String.init) }
         func append(_ text: String) throws {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             handle.seekToEndOfFile()
@@ -66,9 +66,12 @@ import Testing
             written.append(Self.violation(index))
             try append(Self.violation(index) + "\n")
         }
-        usleep(300_000)
+        // Following once the existing line is out.
+        #expect(eventually(timeout: 5) { printed() == written })
         try event(1)
-        // A line written in two pieces, the second after a poll.
+        // The pauses below are deliberate pacing against the 200 ms poll of
+        // `tail -f`: each puts a write, rename or re-creation on its own side
+        // of a poll. A line written in two pieces, the second after a poll.
         let split = Self.violation(2)
         written.append(split)
         try append(String(split.prefix(40)))
@@ -90,19 +93,14 @@ import Testing
             try event(rotation * 10 + 3)
             usleep(300_000)
         }
-        let deadline = Date().addingTimeInterval(5)
-        var printed: [String] = []
-        while Date() < deadline {
-            printed = ((try? String(contentsOfFile: directory.path + "/stdout", encoding: .utf8)) ?? "")
-                .split(separator: "\n").map(String.init)
-            if printed.count >= written.count { break }
-            usleep(100_000)
-        }
+        _ = eventually(timeout: 5, interval: 0.1) { printed().count >= written.count }
+        // Deliberate: a quiet time of one more poll and a half, in which a
+        // duplicate, if one were (wrongly) printed, would arrive.
         usleep(300_000)
-        printed = ((try? String(contentsOfFile: directory.path + "/stdout", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        #expect(printed.sorted() == written.sorted())
-        #expect(printed.count == written.count)
-        #expect(Set(printed).count == printed.count)
-        #expect((try? String(contentsOfFile: directory.path + "/stderr", encoding: .utf8)) == "")
+        let lines = printed()
+        #expect(lines.sorted() == written.sorted())
+        #expect(lines.count == written.count)
+        #expect(Set(lines).count == lines.count)
+        #expect(process.stderrText == "")
     }
 }

@@ -22,9 +22,7 @@ struct ListenerOwnershipTests {
     func secondInstanceRefused() throws {
         let directory = try TemporaryDirectory()
         let port = ToolPaths.freePort()
-        let first = try ServiceProcess(executable: ServiceProcess.binary,
-                                       arguments: ["run", "--config", try Self.config(port: port, directory: directory.path, name: "first")],
-                                       environment: [:], directory: directory.path)
+        let first = try PinproxyBinary.start(["run", "--config", try Self.config(port: port, directory: directory.path, name: "first")])
         #expect(eventually { (try? RawClient(port: port)) != nil }, "the first instance never listened")
         let second = try PinproxyBinary.run(["run", "--config", try Self.config(port: port, directory: directory.path, name: "second")],
                                             timeout: 15)
@@ -56,8 +54,7 @@ struct ListenerOwnershipTests {
         try write("""
             { "listen": "127.0.0.1:\(kept)", "mode": "forward" }, { "listen": "127.0.0.1:\(dropped)", "mode": "forward" }
             """)
-        let daemon = try ServiceProcess(executable: ServiceProcess.binary, arguments: ["run", "--config", path],
-                                        environment: [:], directory: directory.path)
+        let daemon = try PinproxyBinary.start(["run", "--config", path])
         #expect(eventually { (try? RawClient(port: kept)) != nil && (try? RawClient(port: dropped)) != nil })
         try write("""
             { "listen": "127.0.0.1:\(kept)", "mode": "gateway", "upstream": "127.0.0.1:\(kept)" },

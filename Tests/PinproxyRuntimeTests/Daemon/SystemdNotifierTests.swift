@@ -47,8 +47,7 @@ struct SystemdNotifierTests {
 
     @Test("every helper sends its exact datagram, to a path or an abstract socket", arguments: [true, false])
     func datagrams(isPath: Bool) throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let socket = try NotifySocket(directory: isPath ? directory.path : nil)
         let notifier = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.name]))
         #expect(notifier.ready())
@@ -72,8 +71,7 @@ struct SystemdNotifierTests {
 
     @Test("reloading stamps the current CLOCK_MONOTONIC time")
     func reloadingUsesMonotonicClock() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let socket = try NotifySocket(directory: directory.path)
         let notifier = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.name]))
         let before = SystemdNotifier.monotonicMicroseconds()

@@ -10,20 +10,13 @@ import Glibc
 @Suite("ViolationLogFile on a full disk", .serialized)
 struct ViolationLogFileDiskFullTests {
     private static func run(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/" + arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        (try? ChildProcess.run("/bin/" + arguments[0], Array(arguments.dropFirst())))?.status ?? -1
     }
 
     @Test("a line cut short by ENOSPC is completed, not rewritten, once space is freed",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
     func diskFullCompletesPartialLine() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         guard Self.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", directory.path]) == 0 else {
             print("ViolationLogFileDiskFullTests: mount -t tmpfs not permitted here; ENOSPC case not exercised")
             return

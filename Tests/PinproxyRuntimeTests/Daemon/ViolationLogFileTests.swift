@@ -17,8 +17,7 @@ struct ViolationLogFileTests {
 
     @Test("every line is on disk, in order, once whenDurable(true) has been called for it")
     func linesInOrder() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let path = directory.file("violations.jsonl")
         let log = CapturedLog()
         let file = try ViolationLogFile(path: path, logger: log.logger)
@@ -37,8 +36,7 @@ struct ViolationLogFileTests {
 
     @Test("a new file is created with mode 0640 (less what the umask removes)")
     func createsWithMode() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let path = directory.file("new.jsonl")
         let previous = umask(0o022)
         defer { umask(previous) }
@@ -54,8 +52,7 @@ struct ViolationLogFileTests {
                       ("whole", "{\"a\":1}\n", "{\"a\":1}\n"),
                       ("empty", "", "")])
     func healsTornLine(name: String, existing: String, healed: String) throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let path = directory.file("\(name).jsonl")
         try existing.write(toFile: path, atomically: false, encoding: .utf8)
         let file = try ViolationLogFile(path: path, logger: CapturedLog().logger)
@@ -84,8 +81,7 @@ struct ViolationLogFileTests {
 
     @Test("rotation while lines arrive loses no line and duplicates none", arguments: Rotation.allCases)
     func rotationWhileWriting(rotation: Rotation) throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let path = directory.file("violations.jsonl")
         let rotated = directory.file("violations.jsonl.1")
         let file = try ViolationLogFile(path: path, logger: CapturedLog().logger)
@@ -106,6 +102,8 @@ struct ViolationLogFileTests {
                 }
             }
             file.append(Array(Self.line(index).utf8), whenDurable: recorder.callback(index))
+            // Deliberate pacing: the appends span many group commits, so the
+            // rotation lands between two of them and not before the first.
             if index % 10 == 0 { usleep(500) }
         }
         let calls = recorder.waitForCalls(400)
@@ -124,8 +122,7 @@ struct ViolationLogFileTests {
 
     @Test("when the file cannot be created the line is reported false, kept, and written once it can be")
     func retriesUntilWritable() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let logDirectory = directory.file("logs")
         let path = logDirectory + "/violations.jsonl"
         #expect(mkdir(logDirectory, 0o755) == 0)
@@ -164,8 +161,7 @@ struct ViolationLogFileTests {
 
     @Test("close flushes queued lines and later appends are refused with false")
     func closeFlushes() throws {
-        let directory = try ScratchDirectory()
-        defer { directory.remove() }
+        let directory = try TemporaryDirectory()
         let path = directory.file("violations.jsonl")
         let file = try ViolationLogFile(path: path, logger: CapturedLog().logger)
         let recorder = DurabilityRecorder()

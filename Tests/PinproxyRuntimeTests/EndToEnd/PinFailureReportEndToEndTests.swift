@@ -6,49 +6,33 @@ import Testing
 /// per distinct violation and minute however often a client retries.
 @Suite("Pin failure reports end to end")
 struct PinFailureReportEndToEndTests {
-    let directory: TemporaryDirectory
-
-    init() throws { directory = try TemporaryDirectory() }
-
-    /// `Tests/Tools/collector.py`, stopped when released.
+    /// `Tests/Tools/collector.py`, killed when released.
     final class Collector {
-        let port: UInt16
+        private let peer: PythonPeer
         let bodiesFile: String
-        private let process = Process()
+        var port: UInt16 { peer.port }
 
         init(directory: String) throws {
-            let ready = directory + "/collector.port"
-            bodiesFile = directory + "/reports.txt"
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", ToolPaths.repositoryRoot + "/Tests/Tools/collector.py",
-                                 "--ready-file", ready, "--out", bodiesFile]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            guard let line = ToolPaths.waitForFile(ready), let port = UInt16(line) else {
-                throw TestFailure("collector.py did not start")
-            }
-            self.port = port
-        }
-
-        deinit {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            let prefix = PythonPeer.filePrefix("collector", in: directory)
+            bodiesFile = prefix + ".reports"
+            peer = try PythonPeer(script: "collector.py", arguments: ["--out", bodiesFile], filePrefix: prefix)
         }
 
         /// Lines "PATH CONTENT-TYPE BODY".
         func received() -> [String] {
-            ((try? String(contentsOfFile: bodiesFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            contents(of: bodiesFile).split(separator: "\n").map(String.init)
         }
     }
 
     @Test("a blocked MITM is reported once in RFC 7469 format, however often the client retries")
     func reportedOnceInRFC7469Format() throws {
+        let directory = try TemporaryDirectory()
         let collector = try Collector(directory: directory.path)
         let real = try TestPKI.chain(rootName: "Real Root CA")
         let attacker = try TestPKI.chain(rootName: "Attacker Root CA")
         let pins = [E2EScenario.pin(real.intermediate.certificate), E2EScenario.backupPin()]
         let scenario = try E2EScenario(
-            directory: directory.path, chain: attacker,
+            chain: attacker,
             trusting: [real.root.certificate, attacker.root.certificate],
             config: """
             "hosts": { "api.example.com": { "policy": "pin-public-keys",
@@ -59,9 +43,10 @@ struct PinFailureReportEndToEndTests {
             let result = try scenario.get("/bytes/100?secret=1")
             #expect(result.status == 502)
         }
-        let deadline = Date().addingTimeInterval(5)
-        while collector.received().isEmpty && Date() < deadline { usleep(20_000) }
-        usleep(300_000)   // a second report, if one were (wrongly) sent, would have arrived by now
+        _ = eventually(timeout: 5) { !collector.received().isEmpty }
+        // Deliberate: a quiet time in which a second report, if one were
+        // (wrongly) sent, would arrive.
+        usleep(300_000)
         let received = collector.received()
         try #require(received.count == 1, "reports received: \(received.count)")
         let parts = received[0].split(separator: " ", maxSplits: 2).map(String.init)

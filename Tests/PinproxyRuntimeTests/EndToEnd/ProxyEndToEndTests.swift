@@ -6,31 +6,24 @@ import Testing
 /// loops) → a real TLS server on loopback, with a PKI generated per test.
 @Suite("Proxy data path end to end", .serialized)
 struct ProxyEndToEndTests {
-    let directory: TemporaryDirectory
-    let pki: UpstreamPKI
     let upstream: TestUpstream
     let proxy: ProxyUnderTest
+    // Declared last, so released last: the world then stops the proxy before
+    // it kills the upstream.
+    let world: TestWorld
 
     init() throws {
-        directory = try TemporaryDirectory()
-        pki = try UpstreamPKI(directory: directory.path)
-        upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: directory.path)
-        proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-            "threads": 2,
-            """)
-    }
-
-    static func pattern(_ count: Int) -> Data {
-        Data((0..<count).map { UInt8($0 % 251) })
+        world = try TestWorld()
+        upstream = try world.startUpstream()
+        world.configuration.threads = 2
+        proxy = try world.startProxy()
     }
 
     @Test("a forward-proxy GET is fetched over verified TLS and relayed byte for byte")
     func forwardGet() throws {
         let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/bytes/100"])
         #expect(result.status == 200)
-        #expect(result.body == Self.pattern(100))
+        #expect(result.body == TestUpstream.pattern(100))
         #expect(result.header("via") == "1.1 pinproxy")
         #expect(proxy.sink.events.isEmpty)
     }
@@ -39,7 +32,7 @@ struct ProxyEndToEndTests {
     func gatewayGet() throws {
         let result = try Curl.run(["\(proxy.gatewayBase)/bytes/1000"])
         #expect(result.status == 200)
-        #expect(result.body == Self.pattern(1000))
+        #expect(result.body == TestUpstream.pattern(1000))
     }
 
     @Test("HEAD returns the head without a body")
@@ -55,9 +48,9 @@ struct ProxyEndToEndTests {
     @Test("a 1 MiB POST with Content-Length and a chunked upload arrive intact")
     func uploads() throws {
         let body = Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255) })
-        let file = directory.path + "/upload.bin"
+        let file = world.directory.file("upload.bin")
         try body.write(to: URL(fileURLWithPath: file))
-        let digest = Self.sha256Hex(body)
+        let digest = String(try ChildProcess.run("/usr/bin/sha256sum", [file]).output.prefix(64))
         let plain = try Curl.run(["-x", proxy.forwardProxy, "--data-binary", "@\(file)", "http://api.example.com/echo-length"])
         #expect(plain.bodyText == "\(body.count) \(digest)\n")
         let chunked = try Curl.run(["-x", proxy.forwardProxy, "-H", "Transfer-Encoding: chunked",
@@ -70,46 +63,31 @@ struct ProxyEndToEndTests {
         let size = 64 << 20
         let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/bytes/\(size)"], timeout: 120)
         #expect(result.body.count == size)
-        #expect(result.body == Self.pattern(size))
+        #expect(result.body == TestUpstream.pattern(size))
         let chunked = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/chunked/300000"])
-        #expect(chunked.body == Self.pattern(300_000))
+        #expect(chunked.body == TestUpstream.pattern(300_000))
     }
 
     @Test("50 keep-alive requests on one client connection need far fewer upstream handshakes")
     func keepAlive() throws {
-        let before = try upstream.stats(caFile: pki.rootFile)["handshakes"] ?? 0
+        let before = try upstream.stats(caFile: world.pki.rootFile)["handshakes"] ?? 0
         let urls = (0..<50).map { "http://api.example.com/bytes/\($0 + 1)" }
         let result = try Curl.run(["-x", proxy.forwardProxy] + urls)
         #expect(result.exitCode == 0)
         #expect(result.status == 200)
         // The stats request itself is one handshake, made directly.
-        let after = try upstream.stats(caFile: pki.rootFile)["handshakes"] ?? 0
+        let after = try upstream.stats(caFile: world.pki.rootFile)["handshakes"] ?? 0
         let proxied = after - before - 1
         #expect(proxied >= 1 && proxied <= 2, "upstream handshakes for 50 requests: \(proxied)")
     }
 
     @Test("pipelined requests on one connection are answered in order")
     func pipelining() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = proxy.forwardPort.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
-        let requests = "GET http://api.example.com/bytes/3 HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
-            + "GET http://api.example.com/bytes/5 HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n"
-        _ = requests.withCString { send(fd, $0, strlen($0), 0) }
-        var received = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            received.append(contentsOf: buffer[0..<count])
-        }
+        let client = try RawClient(port: proxy.forwardPort)
+        client.send("GET http://api.example.com/bytes/3 HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+                    + "GET http://api.example.com/bytes/5 HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n")
+        let (received, ending) = client.read(timeout: 10)
+        #expect(ending == .closed)
         let text = String(decoding: received, as: UTF8.self)
         let heads = text.components(separatedBy: "HTTP/1.1 200 OK")
         #expect(heads.count == 3)
@@ -129,50 +107,18 @@ struct ProxyEndToEndTests {
 
     @Test("an ambiguous request (Content-Length and Transfer-Encoding) gets 400 and nothing reaches the upstream")
     func smugglingRefused() throws {
-        let before = try upstream.stats(caFile: pki.rootFile)["requests"] ?? 0
+        let before = try upstream.stats(caFile: world.pki.rootFile)["requests"] ?? 0
         let raw = try Self.rawExchange(port: proxy.forwardPort,
             "POST http://api.example.com/echo-length HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
         #expect(raw.hasPrefix("HTTP/1.1 400"))
-        let after = try upstream.stats(caFile: pki.rootFile)["requests"] ?? 0
+        let after = try upstream.stats(caFile: world.pki.rootFile)["requests"] ?? 0
         #expect(after == before + 1)   // only the stats request itself
     }
 
-    /// Sends raw bytes and reads until the server closes.
+    /// Sends raw bytes and reads until the server closes (10 s at most).
     static func rawExchange(port: UInt16, _ request: String) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestFailure("connect failed") }
-        _ = request.withCString { send(fd, $0, strlen($0), 0) }
-        var received = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            received.append(contentsOf: buffer[0..<count])
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
-
-    static func sha256Hex(_ data: Data) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try? process.run()
-        input.fileHandleForWriting.write(data)
-        try? input.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return String(text.prefix(64))
+        let client = try RawClient(port: port)
+        client.send(request)
+        return String(decoding: client.read(timeout: 10).data, as: UTF8.self)
     }
 }

@@ -10,17 +10,11 @@ import PinproxyCore
 /// comes during the handshake, before the request is written).
 @Suite("Upstream failures end to end", .serialized)
 struct UpstreamFailureEndToEndTests {
-    let directory: TemporaryDirectory
-
-    init() throws {
-        directory = try TemporaryDirectory()
-    }
-
     @Test("a chain from a root outside the trust store is blocked: 502 chain_untrusted, nothing relayed")
     func untrustedChain() throws {
         let served = try TestPKI.chain(rootName: "Unknown Root CA")
         let trusted = try TestPKI.chain(rootName: "Trusted Root CA")
-        let scenario = try E2EScenario(directory: directory.path, chain: served, trusting: [trusted.root.certificate])
+        let scenario = try E2EScenario(chain: served, trusting: [trusted.root.certificate])
         let result = try scenario.get()
         E2EVerdict.expectBlocked(result, reason: .chainUntrusted, rule: ViolationEvent.defaultPolicyRule,
                                  policy: .default, proxy: scenario.proxy)
@@ -30,7 +24,7 @@ struct UpstreamFailureEndToEndTests {
     @Test("a trusted leaf for another name is blocked: 502 hostname_mismatch, nothing relayed")
     func wrongHostName() throws {
         let chain = try TestPKI.chain(names: ["DNS:other.example.org"])
-        let scenario = try E2EScenario(directory: directory.path, chain: chain)
+        let scenario = try E2EScenario(chain: chain)
         let result = try scenario.get()
         E2EVerdict.expectBlocked(result, reason: .hostnameMismatch, rule: ViolationEvent.defaultPolicyRule,
                                  policy: .default, proxy: scenario.proxy)
@@ -40,7 +34,7 @@ struct UpstreamFailureEndToEndTests {
     @Test("an expired leaf from a trusted root is blocked: 502 certificate_expired, nothing relayed")
     func expiredLeaf() throws {
         let chain = try TestPKI.chain(validity: .expired)
-        let scenario = try E2EScenario(directory: directory.path, chain: chain)
+        let scenario = try E2EScenario(chain: chain)
         let result = try scenario.get()
         E2EVerdict.expectBlocked(result, reason: .certificateExpired, rule: ViolationEvent.defaultPolicyRule,
                                  policy: .default, proxy: scenario.proxy)
@@ -50,7 +44,7 @@ struct UpstreamFailureEndToEndTests {
     @Test("a leaf that is not valid yet is blocked: 502 certificate_not_yet_valid")
     func notYetValidLeaf() throws {
         let chain = try TestPKI.chain(validity: .notYetValid)
-        let scenario = try E2EScenario(directory: directory.path, chain: chain)
+        let scenario = try E2EScenario(chain: chain)
         let result = try scenario.get()
         E2EVerdict.expectBlocked(result, reason: .certificateNotYetValid, rule: ViolationEvent.defaultPolicyRule,
                                  policy: .default, proxy: scenario.proxy)
@@ -62,7 +56,7 @@ struct UpstreamFailureEndToEndTests {
         let requests = 3
         let served = try TestPKI.chain(rootName: "Unknown Root CA")
         let trusted = try TestPKI.chain(rootName: "Trusted Root CA")
-        let scenario = try E2EScenario(directory: directory.path, chain: served, trusting: [trusted.root.certificate])
+        let scenario = try E2EScenario(chain: served, trusting: [trusted.root.certificate])
         for request in 1...requests {
             let result = try scenario.get("/bytes/\(request)")
             // Read at once: SPEC §4 has the line written and fsync'ed before the 502.
@@ -77,11 +71,13 @@ struct UpstreamFailureEndToEndTests {
 
     @Test("a name the DNS server answers with an error gets 502 dns_error", arguments: [E2EDNSServer.Answer.nxdomain, .servfail])
     func dnsFailure(answer: E2EDNSServer.Answer) throws {
-        let dns = try E2EDNSServer(answer: answer, directory: directory.path)
-        let proxy = try ProxyUnderTest(directory: directory.path, body: #""threads": 1,"#,
-                                       environment: dns.environment)
+        let world = try TestWorld()
+        let dns = world.adopt(try E2EDNSServer(answer: answer, directory: world.directory.path))
+        world.configuration.trustStore = nil
+        world.configuration.threads = 1
+        let proxy = try world.startProxy(environment: dns.environment)
         let started = Date()
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://missing.pinproxy-test.example/"], timeout: 15)
+        let result = try Curl.run(world.proxyArguments + ["http://missing.pinproxy-test.example/"], timeout: 15)
         let elapsed = Date().timeIntervalSince(started)
         E2EVerdict.expectFailure(result, status: 502, error: "dns_error", proxy: proxy)
         #expect(elapsed < 10, "DNS failure answered after \(elapsed) s")
@@ -89,19 +85,19 @@ struct UpstreamFailureEndToEndTests {
 
     @Test("a closed port gets 502 connection_refused")
     func connectionRefused() throws {
-        let closedPort = ToolPaths.freePort()
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "resolve": { "api.example.com:443": "127.0.0.1:\(closedPort)" },
-            "threads": 1,
-            """)
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/"], timeout: 15)
+        let world = try TestWorld()
+        world.configuration.resolve(TestWorld.apiAuthority, to: ToolPaths.freePort())   // nothing listens there
+        world.configuration.trustStore = nil
+        world.configuration.threads = 1
+        let proxy = try world.startProxy()
+        let result = try Curl.run(world.proxyArguments + ["http://api.example.com/"], timeout: 15)
         E2EVerdict.expectFailure(result, status: 502, error: "connection_refused", proxy: proxy)
     }
 
     @Test("a server that never answers the ClientHello gets 504 connection_timeout after timeouts.handshake")
     func stalledHandshake() throws {
         let chain = try TestPKI.chain()
-        let scenario = try E2EScenario(directory: directory.path, chain: chain,
+        let scenario = try E2EScenario(chain: chain,
                                        config: #""timeouts": { "handshake": "1s" },"#,
                                        upstreamArguments: ["--stall-handshake"])
         let started = Date()
@@ -114,33 +110,23 @@ struct UpstreamFailureEndToEndTests {
 
     @Test("min_tls_version 1.3 against a server capped at TLS 1.2 fails the handshake: 502 tls_protocol_error, no event")
     func belowTLSFloor() throws {
-        let chain = try TestPKI.chain()
-        let pki = try UpstreamPKI(directory: directory.path, name: "floor", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path)
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-            "hosts": { "api.example.com": { "policy": "default", "min_tls_version": "1.3" } },
-            "threads": 1,
-            """)
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/bytes/10"], timeout: 15)
+        let world = try TestWorld()
+        let upstream = try world.startUpstream(capAtTLS12: true)
+        world.configuration.threads = 1
+        world.configuration.extra = #""hosts": { "api.example.com": { "policy": "default", "min_tls_version": "1.3" } },"#
+        let proxy = try world.startProxy()
+        let result = try Curl.run(world.proxyArguments + ["http://api.example.com/bytes/10"], timeout: 15)
         E2EVerdict.expectFailure(result, status: 502, error: "tls_protocol_error", proxy: proxy)
         E2EVerdict.expectNothingRelayed(upstream.waitForConnections(1))
     }
 
     @Test("the same TLS 1.2 server is accepted with the default floor, so the cap alone is not the failure")
     func tls12AcceptedByDefault() throws {
-        let chain = try TestPKI.chain()
-        let pki = try UpstreamPKI(directory: directory.path, name: "floor-ok", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path)
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-            "threads": 1,
-            """)
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/bytes/10"], timeout: 15)
+        let world = try TestWorld()
+        try world.startUpstream(capAtTLS12: true)
+        world.configuration.threads = 1
+        let proxy = try world.startProxy()
+        let result = try Curl.run(world.proxyArguments + ["http://api.example.com/bytes/10"], timeout: 15)
         #expect(result.status == 200)
         #expect(result.body == Data((0..<10).map { UInt8($0) }))
         E2EVerdict.expectNoEvent(proxy: proxy)
@@ -149,33 +135,23 @@ struct UpstreamFailureEndToEndTests {
     @Test("require_forward_secrecy (default) refuses a TLS 1.2 server offering only RSA key exchange: 502 tls_protocol_error, no event")
     func noForwardSecrecy() throws {
         // AES128-GCM-SHA256 is TLS_RSA_WITH_AES_128_GCM_SHA256: no ECDHE, so an RSA leaf.
-        let chain = try TestPKI.chain(.rsa2048)
-        let pki = try UpstreamPKI(directory: directory.path, name: "rsa-kx", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path, extraArguments: ["--ciphers", "AES128-GCM-SHA256"])
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-            "threads": 1,
-            """)
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/bytes/10"], timeout: 15)
+        let world = try TestWorld(chain: try TestPKI.chain(.rsa2048))
+        let upstream = try world.startUpstream(arguments: ["--ciphers", "AES128-GCM-SHA256"], capAtTLS12: true)
+        world.configuration.threads = 1
+        let proxy = try world.startProxy()
+        let result = try Curl.run(world.proxyArguments + ["http://api.example.com/bytes/10"], timeout: 15)
         E2EVerdict.expectFailure(result, status: 502, error: "tls_protocol_error", proxy: proxy)
         E2EVerdict.expectNothingRelayed(upstream.waitForConnections(1))
     }
 
     @Test("with require_forward_secrecy false the same RSA-key-exchange server is accepted")
     func forwardSecrecyWaived() throws {
-        let chain = try TestPKI.chain(.rsa2048)
-        let pki = try UpstreamPKI(directory: directory.path, name: "rsa-kx-ok", chain: chain)
-        let upstream = try E2ECappedUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile,
-                                             directory: directory.path, extraArguments: ["--ciphers", "AES128-GCM-SHA256"])
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-            "hosts": { "api.example.com": { "policy": "default", "require_forward_secrecy": false } },
-            "threads": 1,
-            """)
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com/bytes/10"], timeout: 15)
+        let world = try TestWorld(chain: try TestPKI.chain(.rsa2048))
+        try world.startUpstream(arguments: ["--ciphers", "AES128-GCM-SHA256"], capAtTLS12: true)
+        world.configuration.threads = 1
+        world.configuration.extra = #""hosts": { "api.example.com": { "policy": "default", "require_forward_secrecy": false } },"#
+        let proxy = try world.startProxy()
+        let result = try Curl.run(world.proxyArguments + ["http://api.example.com/bytes/10"], timeout: 15)
         #expect(result.status == 200)
         #expect(result.body == Data((0..<10).map { UInt8($0) }))
         E2EVerdict.expectNoEvent(proxy: proxy)

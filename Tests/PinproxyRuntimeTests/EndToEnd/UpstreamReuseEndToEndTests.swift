@@ -7,14 +7,10 @@ import Testing
 /// handshakes, or an operator who wants every connection verified, needs).
 @Suite("upstream_reuse end to end", .serialized)
 struct UpstreamReuseEndToEndTests {
-    let directory: TemporaryDirectory
-
-    init() throws { directory = try TemporaryDirectory() }
-
     /// Upstream handshakes, and how many of them resumed a session, for five
     /// keep-alive requests of one client through a proxy with `reuse`.
     func handshakes(reuse: String) throws -> (full: Int, resumed: Int) {
-        let scenario = try E2EScenario(directory: directory.path, chain: try TestPKI.chain(),
+        let scenario = try E2EScenario(chain: try TestPKI.chain(),
                                        config: #""upstream_reuse": \#(reuse),"#)
         let urls = (0..<5).map { "http://api.example.com/bytes/\($0 + 10)" }
         let result = try Curl.run(["-x", scenario.proxy.forwardProxy] + urls, timeout: 15)

@@ -8,7 +8,7 @@ struct ClientFaultTests {
     @Test("slowloris (one header byte per second) gets 408 and is closed at timeouts.request_header")
     func slowloris() throws {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
         let request = Array("GET http://api.example.com/bytes/10 HTTP/1.1\r\nHost: api.example.com\r\n\r\n".utf8)
         let start = ContinuousClock.now
         var sent = 0
@@ -22,7 +22,7 @@ struct ClientFaultTests {
             }
         }
         let (data, ending) = client.read(timeout: 5)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 408 "), "got: \(text.prefix(40))")
         #expect(text.contains("\r\nConnection: close\r\n"))
@@ -38,9 +38,9 @@ struct ClientFaultTests {
     func silentConnection() throws {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
         let start = ContinuousClock.now
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
         let (data, ending) = client.read(timeout: 5)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         #expect(data.isEmpty)
         #expect(ending == .closed)
         #expect(elapsed >= 1.9 && elapsed < 3, "closed after \(elapsed) s")
@@ -53,11 +53,12 @@ struct ClientFaultTests {
     func headerClockStartsAtAccept() throws {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
         let start = ContinuousClock.now
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
+        // Deliberate: the test is about a head begun 1.5 s after the connect.
         usleep(1_500_000)
         client.send("GET http://api.example.com/bytes/10 HTTP/1.1\r\n")
         let (data, ending) = client.read(timeout: 5)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 408 "), "got: \(text.prefix(40))")
         #expect(ending == .closed)
@@ -72,26 +73,26 @@ struct ClientFaultTests {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""idle": "2s", "request_header": "1s","#)
         let request = "GET http://api.example.com/bytes/10 HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
         // Silent after a response: closed at the idle timeout, not at request_header.
-        let quiet = try RawClient(port: bed.proxy.forwardPort)
+        let quiet = try RawClient(port: bed.world.forwardPort)
         quiet.send(request)
         let (first, _) = quiet.read(upTo: 1, timeout: 5)
         #expect(String(decoding: first, as: UTF8.self) == "H")
         _ = quiet.read(timeout: 0.5)  // the rest of the response
         let start = ContinuousClock.now
         let (after, ending) = quiet.read(timeout: 5)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         #expect(after.isEmpty && ending == .closed)
         #expect(elapsed >= 1.2 && elapsed < 2.8, "closed after \(elapsed) s")
         quiet.close()
         // Half a head after a response: the request_header clock, not idle, applies.
-        let slow = try RawClient(port: bed.proxy.forwardPort)
+        let slow = try RawClient(port: bed.world.forwardPort)
         slow.send(request)
         _ = slow.read(upTo: 1, timeout: 5)
         _ = slow.read(timeout: 0.3)
         let begun = ContinuousClock.now
         slow.send("GET http://api.example.com/bytes/10 HTTP/1.1\r\n")
         let (answer, slowEnding) = slow.read(timeout: 5)
-        let waited = FaultBed.seconds(since: begun)
+        let waited = begun.secondsElapsed
         #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408 "))
         #expect(slowEnding == .closed)
         #expect(waited >= 0.9 && waited < 1.8, "answered after \(waited) s")
@@ -103,13 +104,12 @@ struct ClientFaultTests {
     @Test("a client that vanishes in the middle of a 1 MiB upload leaves nothing behind")
     func vanishMidUpload() throws {
         let bed = try FaultBed(hostile: .upstream([]))
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
         client.send("POST http://api.example.com/echo-length HTTP/1.1\r\nHost: api.example.com\r\n"
                     + "Content-Length: \(1 << 20)\r\n\r\n")
         client.send([UInt8](repeating: 0x62, count: 256 * 1024))
         // Wait until the exchange reached the upstream, then vanish.
-        let deadline = Date().addingTimeInterval(5)
-        while bed.census().upstreamConnections == 0 && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: 5) { bed.census().upstreamConnections > 0 }
         #expect(bed.census() == DaemonSocketCensus(clientSessions: 1, upstreamConnections: 1))
         client.reset()
         let left = bed.waitForNoSockets()
@@ -123,7 +123,7 @@ struct ClientFaultTests {
     @Test("a client that vanishes in the middle of a 64 MiB download leaves nothing behind")
     func vanishMidDownload() throws {
         let bed = try FaultBed(hostile: .upstream([]))
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
         client.send("GET http://api.example.com/bytes/\(64 << 20) HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
         let (data, _) = client.read(upTo: 256 * 1024, timeout: 5)
         #expect(data.count == 256 * 1024)
@@ -133,19 +133,19 @@ struct ClientFaultTests {
         #expect(left.total == 0, "left: \(left)")
         try bed.expectNextRequestServed()
         let again = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/100")], timeout: 10)
-        #expect(again.body == FaultBed.pattern(100))
+        #expect(again.body == TestUpstream.pattern(100))
     }
 
     @Test("a client that half-closes after a full GET still gets the whole response")
     func halfCloseGet() throws {
         let bed = try FaultBed(hostile: .upstream([]))
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
         client.send("GET http://api.example.com/bytes/100 HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
         client.shutdownWrite()
         let (data, ending) = client.read(timeout: 5)
         #expect(ending == .closed)
         #expect(String(decoding: data.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
-        #expect(data.suffix(100) == FaultBed.pattern(100))
+        #expect(data.suffix(100) == TestUpstream.pattern(100))
         client.close()
         // The upstream connection stays pooled for the next client.
         let left = bed.waitForNoSockets(pooled: 1)
@@ -156,12 +156,11 @@ struct ClientFaultTests {
     @Test("a client that half-closes after a full POST (head and body sent) still gets the response")
     func halfClosePost() throws {
         // A fresh daemon: no pooled connection, so the FIN arrives while the
-        // upstream is still connecting. Fails today (product bug, reported):
-        // ClientSession.bufferEvent(_:didReport:) closes on EOF in .exchanging
-        // whenever requestComplete is false, although the whole body already
-        // sits in the client input buffer, waiting for the upstream to attach.
+        // upstream is still connecting. Guards against closing on that EOF
+        // because the request has not been relayed yet: the whole body
+        // already sits in the client's input, waiting for the upstream.
         let bed = try FaultBed(hostile: .upstream([]))
-        let client = try RawClient(port: bed.proxy.forwardPort)
+        let client = try RawClient(port: bed.world.forwardPort)
         client.send("POST http://api.example.com/echo-length HTTP/1.1\r\nHost: api.example.com\r\n"
                     + "Content-Length: 5\r\n\r\nhello")
         client.shutdownWrite()
@@ -179,15 +178,14 @@ struct ClientFaultTests {
     @Test("with limits.max_connections 5 and 5 idle connections held, the 6th gets 503 connection_limit_reached")
     func connectionLimit() throws {
         let bed = try FaultBed(hostile: .upstream([]), limits: #""max_connections": 5,"#)
-        let held = try (0..<5).map { _ in try RawClient(port: bed.proxy.forwardPort) }
+        let held = try (0..<5).map { _ in try RawClient(port: bed.world.forwardPort) }
         // Both loops accept: wait until the daemon holds all five before the sixth arrives.
-        let deadline = Date().addingTimeInterval(5)
-        while bed.census().clientSessions < 5 && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: 5) { bed.census().clientSessions >= 5 }
         try #require(bed.census().clientSessions == 5)
         let refused = try Curl.run(bed.proxyArguments + [bed.goodURL("/bytes/10")], timeout: 10)
         #expect(refused.status == 503)
         #expect(refused.header("proxy-status") == "pinproxy; error=connection_limit_reached")
-        let raw = try RawClient(port: bed.proxy.forwardPort)
+        let raw = try RawClient(port: bed.world.forwardPort)
         let (data, ending) = raw.read(timeout: 5)
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 503 "))
@@ -207,10 +205,10 @@ struct ClientFaultTests {
     @Test("a forward request addressed to pinproxy's own listener gets 508 proxy_loop_detected")
     func proxyLoop() throws {
         let bed = try FaultBed(hostile: .upstream([]))
-        let forward = try Curl.run(bed.proxyArguments + ["http://127.0.0.1:\(bed.proxy.forwardPort)/"], timeout: 10)
+        let forward = try Curl.run(bed.proxyArguments + ["http://127.0.0.1:\(bed.world.forwardPort)/"], timeout: 10)
         #expect(forward.status == 508)
         #expect(forward.header("proxy-status") == "pinproxy; error=proxy_loop_detected")
-        let viaName = try Curl.run(bed.proxyArguments + ["http://localhost:\(bed.proxy.gatewayPort)/x"], timeout: 10)
+        let viaName = try Curl.run(bed.proxyArguments + ["http://localhost:\(bed.world.gatewayPort)/x"], timeout: 10)
         #expect(viaName.status == 508)
         #expect(viaName.header("proxy-status") == "pinproxy; error=proxy_loop_detected")
         #expect(bed.plainUpstream?.connections().isEmpty == true, "nothing went upstream")

@@ -13,29 +13,25 @@ struct DNSFaultTests {
     /// A daemon whose resolver is `dns`, with the FaultBed-style good upstream
     /// reachable through a `resolve` override (no DNS query needed).
     private func run(_ behaviour: E2EDNSServer.Answer) throws -> (result: Curl.Result, seconds: Double) {
-        let directory = try TemporaryDirectory()
-        let dns = try E2EDNSServer(answer: behaviour, directory: directory.path)
-        let pki = try UpstreamPKI(directory: directory.path)
-        let good = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: directory.path)
-        let proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:8443": "127.0.0.1:\(good.port)" },
-            "timeouts": { "shutdown": "1s" },
-            "threads": 2,
-            """, environment: ["PINPROXY_RESOLV_CONF": dns.resolvConf])
+        let world = try TestWorld()
+        let dns = world.adopt(try E2EDNSServer(answer: behaviour, directory: world.directory.path))
+        let good = try world.startUpstream(resolving: ["api.example.com:8443"])
+        world.configuration.timeouts = #""shutdown": "1s","#
+        world.configuration.threads = 2
+        try world.startProxy(environment: dns.environment)
         let start = ContinuousClock.now
-        let result = try Curl.run(["-x", proxy.forwardProxy, "http://\(Self.unresolvable)/bytes/10"], timeout: 15)
-        let seconds = FaultBed.seconds(since: start)
+        let result = try Curl.run(world.proxyArguments + ["http://\(Self.unresolvable)/bytes/10"], timeout: 15)
+        let seconds = start.secondsElapsed
         // The next request: a name answered by the `resolve` override.
-        let next = try Curl.run(["-x", proxy.forwardProxy, "http://api.example.com:8443/bytes/1000"], timeout: 10)
+        let next = try Curl.run(world.proxyArguments + ["http://api.example.com:8443/bytes/1000"], timeout: 10)
         #expect(next.status == 200)
-        #expect(next.body == FaultBed.pattern(1000))
+        #expect(next.body == TestUpstream.pattern(1000))
         // And the failing name again: the failure is not cached into a hang.
-        let again = try Curl.run(["-x", proxy.forwardProxy, "http://\(Self.unresolvable)/bytes/10"], timeout: 15)
+        let again = try Curl.run(world.proxyArguments + ["http://\(Self.unresolvable)/bytes/10"], timeout: 15)
         #expect(again.status == 502)
         #expect(again.header("proxy-status") == "pinproxy; error=dns_error")
         // No client session is left behind by the failed lookups.
-        let left = DaemonSocketCensus.waitUntilEmpty(listenerPorts: [proxy.forwardPort, proxy.gatewayPort],
+        let left = DaemonSocketCensus.waitUntilEmpty(listenerPorts: [world.forwardPort, world.gatewayPort],
                                                      upstreamPort: good.port, pooled: 2)
         #expect(left.clientSessions == 0, "left: \(left)")
         return (result, seconds)

@@ -36,13 +36,8 @@ struct DaemonSocketCensus: Equatable, CustomStringConvertible {
     /// connections are left, or `timeout` passes; returns the last census.
     static func waitUntilEmpty(listenerPorts: Set<UInt16>, upstreamPort: UInt16, pooled: Int = 0,
                                timeout: TimeInterval = 3) -> DaemonSocketCensus {
-        let deadline = Date().addingTimeInterval(timeout)
-        var census = take(listenerPorts: listenerPorts, upstreamPort: upstreamPort)
-        while (census.clientSessions > 0 || census.upstreamConnections > pooled) && Date() < deadline {
-            usleep(25_000)
-            census = take(listenerPorts: listenerPorts, upstreamPort: upstreamPort)
-        }
-        return census
+        eventually(timeout: timeout, interval: 0.025, { take(listenerPorts: listenerPorts, upstreamPort: upstreamPort) },
+                   until: { $0.clientSessions == 0 && $0.upstreamConnections <= pooled })
     }
 
     private static func socketInodes() -> Set<String> {

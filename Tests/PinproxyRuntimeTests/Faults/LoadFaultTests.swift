@@ -16,13 +16,13 @@ struct LoadFaultTests {
         var seconds: Double
     }
 
-    static func burst(_ world: P2World) throws -> Burst {
+    static func burst(_ world: TestWorld) throws -> Burst {
         let start = ContinuousClock.now
-        let result = try P2World.runTool("p2_many.py", ["--proxy", "\(world.forwardPort)", "--url",
+        let result = try LoadTool.run("p2_many.py", ["--proxy", "\(world.forwardPort)", "--url",
                                                         "http://api.example.com:8443/slow/\(upstreamDelayMilliseconds)/1000",
                                                         "--connections", "5000", "--hold", "4", "--deadline", "40"],
                                          timeout: 50)
-        return Burst(result: result, seconds: FaultBed.seconds(since: start))
+        return Burst(result: result, seconds: start.secondsElapsed)
     }
 
     static func expectOutcome(_ burst: Burst, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -40,26 +40,19 @@ struct LoadFaultTests {
 
     /// Waits until the daemon holds at most `limit` descriptors (pooled
     /// connections retire after `timeouts.idle`), and returns the count.
-    static func settleDescriptors(_ daemon: P2Daemon, atMost limit: Int) -> Int {
-        let deadline = Date().addingTimeInterval(15)
-        var count = daemon.descriptorCount()
-        while count > limit && Date() < deadline {
-            usleep(100_000)
-            count = daemon.descriptorCount()
-        }
-        return count
+    static func settleDescriptors(_ daemon: ChildProcess, atMost limit: Int) -> Int {
+        // Every 100 ms: listing 20,000 descriptors is not free.
+        eventually(timeout: 15, interval: 0.1, daemon.descriptorCount, until: { $0 <= limit })
     }
 
     @Test("5,000 connections, max_connections 1000, upstream 1 s per answer: 4,000 get 503 connection_limit_reached, 1,000 are served concurrently, each loop's pool keeps at most 512, descriptors return and memory stops growing")
     func fiveThousandConnectionsToASlowUpstream() throws {
-        let world = try P2World()
         // idle 4s: pooled upstream connections outlive the burst long enough to
         // be counted, then retire, so descriptors can return to the baseline.
-        let config = try world.writeConfig(logPath: world.directory.path + "/violations.jsonl",
-                                           timeouts: #""idle": "4s", "request_header": "30s","#,
-                                           limits: #""max_connections": 1000,"#)
-        let daemon = try P2Daemon(configPath: config, stderrPath: world.directory.path + "/stderr.log",
-                                  descriptorLimit: 20000)
+        let bed = try FaultBed(hostile: .impostor, timeouts: #""idle": "4s", "request_header": "30s","#,
+                               limits: #""max_connections": 1000,"#, runtime: .binary)
+        let world = bed.world
+        let daemon = try world.startDaemon(.init(signalMask: .clean, descriptorLimit: 20000))
         let baseline = daemon.descriptorCount()
         let residentAtStart = daemon.residentBytes()
 
@@ -68,14 +61,14 @@ struct LoadFaultTests {
         // Straight after the burst, before timeouts.idle: the upstream saw the
         // admitted requests in flight together, one connection each, and the
         // pool kept at most its 512 idle connections per host.
-        let stats = try world.good.stats(caFile: world.pki.rootFile)
+        let stats = try bed.good.stats(caFile: world.pki.rootFile)
         let pooled = (stats["open_connections"] ?? 0) - 1  // minus the /stats request's own
         #expect((stats["max_slow_in_flight"] ?? 0) >= 200, "the upstream was not kept busy: \(stats)")
         #expect((stats["connections"] ?? 0) <= 1000 + 1, "more upstream connections than requests: \(stats)")
         // Each of the config's 2 event loops has its own pool of at most 512 per host.
         #expect(pooled <= 2 * 512, "the pools kept \(pooled) idle connections: \(stats)")
         #expect(pooled >= 256, "the pool kept only \(pooled) of the connections it could reuse: \(stats)")
-        try world.expectGoodRequestServed()
+        try bed.expectNextRequestServed()
 
         let afterFirst = Self.settleDescriptors(daemon, atMost: baseline + 4)
         #expect(afterFirst <= baseline + 4, "descriptors: baseline \(baseline), after \(afterFirst)")
@@ -99,8 +92,8 @@ struct LoadFaultTests {
         #expect(resident.allSatisfy { $0 > 0 } && thirdGrowth < firstGrowth / 4,
                 "RSS at start and after each burst (KiB): \(resident.map { $0 >> 10 })")
 
-        try world.expectGoodRequestServed()
-        daemon.signal(SIGTERM)
+        try bed.expectNextRequestServed()
+        daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0)
     }
 }

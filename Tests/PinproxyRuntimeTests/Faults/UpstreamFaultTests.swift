@@ -24,7 +24,7 @@ struct UpstreamFaultTests {
         let bed = try FaultBed(hostile: .upstream(["--stall-handshake"]), timeouts: #""handshake": "1s","#)
         let start = ContinuousClock.now
         let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/10")], timeout: 10)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         #expect(result.status == 504)
         #expect(result.header("proxy-status") == "pinproxy; error=connection_timeout")
         #expect(elapsed >= 0.9 && elapsed < 3, "answered after \(elapsed) s")
@@ -37,7 +37,7 @@ struct UpstreamFaultTests {
         let bed = try FaultBed(hostile: .fault(.stallResponse), timeouts: #""idle": "1s","#)
         let start = ContinuousClock.now
         let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/10")], timeout: 10)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         #expect(result.status == 504)
         #expect(result.header("proxy-status") == "pinproxy; error=http_response_timeout")
         #expect(elapsed >= 0.9 && elapsed < 3, "answered after \(elapsed) s")
@@ -56,7 +56,7 @@ struct UpstreamFaultTests {
         #expect(result.status == 200)
         #expect(result.header("content-length") == "\(size)")
         #expect(result.body.count <= size / 2, "received \(result.body.count) bytes")
-        #expect(result.body == FaultBed.pattern(result.body.count), "what arrived is a prefix of the real body")
+        #expect(result.body == TestUpstream.pattern(result.body.count), "what arrived is a prefix of the real body")
         try bed.expectNextRequestServed()
         #expect(bed.waitForNoSockets().total == 0)
     }
@@ -68,7 +68,7 @@ struct UpstreamFaultTests {
                                limits: #""max_header_bytes": 16384,"#)
         let start = ContinuousClock.now
         let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/10")], timeout: 10)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         #expect(result.status == 502)
         #expect(result.header("proxy-status") == #"pinproxy; error=http_protocol_error; details="response header section too large""#)
         #expect(elapsed < 2, "answered after \(elapsed) s")
@@ -81,12 +81,11 @@ struct UpstreamFaultTests {
         let bed = try FaultBed(hostile: .fault(.garbageRecords), timeouts: #""idle": "8s","#)
         let start = ContinuousClock.now
         let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/10")], timeout: 10)
-        let elapsed = FaultBed.seconds(since: start)
+        let elapsed = start.secondsElapsed
         #expect(result.status == 502)
-        // SPEC §3: "other TLS failure → 502 tls_protocol_error". Fails today
-        // (product bug, reported): the daemon answers connection_terminated,
-        // because ClientSession.upstreamDidEnd does not look at the OpenSSL
-        // error behind BEV_EVENT_ERROR.
+        // SPEC §3: "other TLS failure → 502 tls_protocol_error". Guards the
+        // mapping of the OpenSSL error behind a failed read: a record that
+        // does not decode is a TLS failure, not connection_terminated.
         #expect(result.header("proxy-status") == "pinproxy; error=tls_protocol_error")
         #expect(!result.bodyText.contains("hello"), "the plaintext behind the garbage must not reach the client")
         #expect(elapsed < 2, "answered after \(elapsed) s")
@@ -97,7 +96,7 @@ struct UpstreamFaultTests {
     @Test("an upstream answering 413 before the 1 MiB request body is sent: the client gets the 413")
     func answerBeforeRequestBody() throws {
         let bed = try FaultBed(hostile: .fault(.earlyAnswer))
-        let file = bed.directory.path + "/upload.bin"
+        let file = bed.world.directory.path + "/upload.bin"
         try Data(repeating: 0x61, count: 1 << 20).write(to: URL(fileURLWithPath: file))
         // No Expect: 100-continue, so curl sends the body at once.
         let result = try Curl.run(bed.proxyArguments + ["-H", "Expect:", "--data-binary", "@\(file)",

@@ -7,15 +7,7 @@ import PinproxyCore
 struct X509CertificateTests {
     /// Runs a shell pipeline (the openssl CLI) and returns its standard output.
     private func shell(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try ChildProcess.shell(command).output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test("the SPKI SHA-256 equals the openssl CLI's pin of the same certificate", arguments: TestKey.Kind.allCases)

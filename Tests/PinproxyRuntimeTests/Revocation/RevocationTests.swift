@@ -17,7 +17,7 @@ struct RevocationTests {
             """, to: "pinproxy-\(UUID().uuidString).json")
     }
 
-    static func probe(_ config: String) throws -> PinproxyBinary.Result {
+    static func probe(_ config: String) throws -> ChildProcess.Result {
         try PinproxyBinary.run(["probe", "api.example.com", "--config", config])
     }
 

@@ -11,28 +11,14 @@ final class BackgroundCurl {
     }
 
     let outputPath: String
-    private let process = Process()
-    private let reportPath: String
+    private let curl: ChildProcess
 
     /// `arguments` are curl's; the body goes to a file in `directory`.
     init(_ arguments: [String], directory: String, timeout: TimeInterval = 60) throws {
-        let name = UUID().uuidString
-        outputPath = directory + "/download-\(name)"
-        reportPath = directory + "/download-\(name).report"
-        _ = FileManager.default.createFile(atPath: reportPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-S", "--max-time", String(Int(timeout)), "-o", outputPath,
-                             "-w", "%{http_code} %{size_download}"] + arguments
-        process.standardOutput = FileHandle(forWritingAtPath: reportPath)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        outputPath = directory + "/download-\(UUID().uuidString)"
+        // -w prints the report on stdout once the transfer ends.
+        curl = try ChildProcess("/usr/bin/curl", ["-s", "-S", "--max-time", String(Int(timeout)), "-o", outputPath,
+                                                  "-w", "%{http_code} %{size_download}"] + arguments)
     }
 
     /// Bytes of body received so far.
@@ -40,20 +26,20 @@ final class BackgroundCurl {
         ((try? FileManager.default.attributesOfItem(atPath: outputPath))?[.size] as? Int) ?? 0
     }
 
-    /// Waits until at least `bytes` have arrived; false after `timeout`.
+    /// The body received so far.
+    var body: Data { (try? Data(contentsOf: URL(fileURLWithPath: outputPath))) ?? Data() }
+
+    /// Waits until at least `bytes` have arrived (false after `timeout`, or once curl has ended short of them).
     func waitForBytes(_ bytes: Int, timeout: TimeInterval = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while receivedBytes < bytes && process.isRunning && Date() < deadline { usleep(20_000) }
+        _ = eventually(timeout: timeout) { receivedBytes >= bytes || !curl.isRunning }
         return receivedBytes >= bytes
     }
 
     /// Waits for curl to exit (nil after `timeout`).
     func finish(timeout: TimeInterval = 60) -> Outcome? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        guard !process.isRunning else { return nil }
-        let report = ((try? String(contentsOfFile: reportPath, encoding: .utf8)) ?? "").split(separator: " ")
-        return Outcome(exitCode: process.terminationStatus,
+        guard let exitCode = curl.waitForExit(timeout: timeout) else { return nil }
+        let report = curl.stdoutText.split(separator: " ")
+        return Outcome(exitCode: exitCode,
                        status: report.first.flatMap { Int($0) } ?? 0,
                        downloadedBytes: report.dropFirst().first.flatMap { Int($0) } ?? -1)
     }

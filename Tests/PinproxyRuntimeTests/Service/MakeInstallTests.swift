@@ -19,20 +19,20 @@ struct MakeInstallTests {
     func installAndUninstall() throws {
         let root = try TemporaryDirectory()
         let install = try make(["install", "DESTDIR=\(root.path)"])
-        #expect(install.status == 0, "\(install.stdout)\(install.stderr)")
+        #expect(install.status == 0, "\(install.output)\(install.errorOutput)")
         #expect(try Self.regularFiles(under: root.path) == Self.stagedFiles)
 
         let installed = root.path + "/usr/local/bin/pinproxy"
-        #expect(FileManager.default.contentsEqual(atPath: installed, andPath: ServiceProcess.binary))
-        let version = try ToolCommand.run(installed, ["--version"])
+        #expect(FileManager.default.contentsEqual(atPath: installed, andPath: PinproxyBinary.path))
+        let version = try ChildProcess.run(installed, ["--version"])
         #expect(version.status == 0)
-        #expect(version.stdout.hasPrefix("pinproxy "))
+        #expect(version.output.hasPrefix("pinproxy "))
         let unit = contents(of: root.path + "/usr/local/lib/systemd/system/pinproxy.service")
         #expect(unit.contains("\nExecStart=/usr/local/bin/pinproxy run --config /etc/pinproxy/pinproxy.json\n"))
         #expect(contents(of: root.path + "/etc/pinproxy/pinproxy.json") == contents(of: ToolPaths.repositoryRoot + "/etc/pinproxy/pinproxy.json"))
 
         let uninstall = try make(["uninstall", "DESTDIR=\(root.path)"])
-        #expect(uninstall.status == 0, "\(uninstall.stdout)\(uninstall.stderr)")
+        #expect(uninstall.status == 0, "\(uninstall.output)\(uninstall.errorOutput)")
         #expect(try Self.regularFiles(under: root.path) == ["/etc/pinproxy/pinproxy.json": 0o644])
     }
 
@@ -43,8 +43,8 @@ struct MakeInstallTests {
         let mine = "{ \"default_policy\": \"deny\" } // the operator's\n"
         try root.write(mine, to: "etc/pinproxy/pinproxy.json")
         let install = try make(["install", "DESTDIR=\(root.path)"])
-        #expect(install.status == 0, "\(install.stdout)\(install.stderr)")
-        #expect(install.stdout.contains("keeping the existing \(root.path)/etc/pinproxy/pinproxy.json"))
+        #expect(install.status == 0, "\(install.output)\(install.errorOutput)")
+        #expect(install.output.contains("keeping the existing \(root.path)/etc/pinproxy/pinproxy.json"))
         #expect(contents(of: root.path + "/etc/pinproxy/pinproxy.json") == mine)
     }
 
@@ -52,7 +52,7 @@ struct MakeInstallTests {
     func prefix() throws {
         let root = try TemporaryDirectory()
         let install = try make(["install", "DESTDIR=\(root.path)", "PREFIX=/usr"])
-        #expect(install.status == 0, "\(install.stdout)\(install.stderr)")
+        #expect(install.status == 0, "\(install.output)\(install.errorOutput)")
         let expected = Dictionary(uniqueKeysWithValues: Self.stagedFiles.map {
             ($0.key.replacingOccurrences(of: "/usr/local/", with: "/usr/"), $0.value)
         })
@@ -65,8 +65,9 @@ struct MakeInstallTests {
         #expect(settings.filter { $0.contains("/usr/local/") } == [])
     }
 
-    private func make(_ arguments: [String]) throws -> ToolCommand.Result {
-        try ToolCommand.run("/usr/bin/make", ["--no-print-directory"] + arguments + ["BINARY=.build/debug/pinproxy"])
+    private func make(_ arguments: [String]) throws -> ChildProcess.Result {
+        try ChildProcess.run("/usr/bin/make", ["--no-print-directory"] + arguments + ["BINARY=.build/debug/pinproxy"],
+                             options: .inRepository, timeout: 120)
     }
 
     /// Every regular file below `root` as its path inside the root → permission bits.

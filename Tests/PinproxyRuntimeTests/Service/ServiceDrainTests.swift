@@ -6,54 +6,51 @@ import Testing
 /// "ghostunnel — drain order on shutdown").
 @Suite("pinproxy under systemd: drain on SIGTERM", .serialized)
 struct ServiceDrainTests {
-    static let downloadBytes = 20_000_000
+    /// Large enough that loopback socket buffers (several MB) cannot absorb a
+    /// download: the daemon still relays when the SIGTERM arrives.
+    static let downloadBytes = 24_000_000
 
-    @Test("a download running at SIGTERM completes in full, new connections are refused, and the exit code is 0")
-    func drainFinishesInFlight() throws {
-        let files = try TemporaryDirectory()
-        let pki = try UpstreamPKI(directory: files.path)
-        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: files.path)
-        let service = try ServiceUnderTest(body: """
-        "trust_store": "\(pki.rootFile)",
-          "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-          "threads": 1,
-          // Longer than the download, so the drain is never cut short here.
-          "timeouts": { "shutdown": "60s" },
-        """)
+    @Test("downloads running at SIGTERM complete byte-exact, STOPPING=1 is sent, new connections are refused, and the exit code is 0 once they are done",
+          arguments: [1, 2])
+    func drainFinishesInFlight(threads: Int) throws {
+        let service = try ServiceUnderTest()
+        try service.world.startUpstream()
+        service.world.configuration.threads = threads
+        // Longer than the downloads, so the drain is never cut short here.
+        service.world.configuration.timeouts = #""shutdown": "60s","#
         try service.start()
         let process = try service.running()
 
-        // ~2 s at 10 MB/s.
-        let download = try BackgroundCurl(["--limit-rate", "10M", "-x", service.proxy,
-                                           "http://api.example.com/bytes/\(Self.downloadBytes)"],
-                                          directory: files.path)
-        #expect(download.waitForBytes(1_000_000))
+        // 4 MB/s: about 6 s per download, most of it after the SIGTERM.
+        let downloads = try (0..<3).map { _ in
+            try BackgroundCurl(["--limit-rate", "4M", "-x", service.proxy, "http://api.example.com/bytes/\(Self.downloadBytes)"],
+                               directory: service.world.directory.path)
+        }
+        for download in downloads { #expect(download.waitForBytes(1_000_000)) }
 
+        let start = ContinuousClock.now
         process.send(SIGTERM)
         let stopping = service.notifications.receive(until: { NotifyListener.states([$0]) == ["STOPPING=1"] }, timeout: 10)
         #expect(NotifyListener.states(stopping) == ["STOPPING=1"])
-        // The listeners close on the loop's next turn after STOPPING=1.
-        #expect(eventually(timeout: 5) { Self.connectError(port: service.port) == ECONNREFUSED })
+        // The listeners close on the loops' next turn after STOPPING=1.
+        #expect(eventually(timeout: 5) { RawClient.connectError(port: service.port) == ECONNREFUSED })
         #expect(process.isRunning)
-        #expect(download.receivedBytes < Self.downloadBytes)
+        for download in downloads { #expect(download.receivedBytes < Self.downloadBytes) }
 
-        let outcome = try #require(download.finish(timeout: 60))
-        #expect(outcome == BackgroundCurl.Outcome(exitCode: 0, status: 200, downloadedBytes: Self.downloadBytes))
-        #expect(process.waitForExit(timeout: 20) == 0, "stderr:\n\(process.stderrText)")
-        #expect(process.stderrText.contains("daemon: stopped"))
-    }
-
-    /// errno of a TCP connect to 127.0.0.1:`port`, 0 when it connected.
-    static func connectError(port: UInt16) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // The daemon exits when the last download is done, not before and not at the shutdown timeout.
+        let exit = process.waitForExit(timeout: 15)
+        let exitSeconds = start.secondsElapsed
+        #expect(exit == 0, "stderr:\n\(process.stderrText)")
+        #expect(exitSeconds >= 1.5 && exitSeconds < 10, "exited \(exitSeconds) s after SIGTERM")
+        let expected = TestUpstream.pattern(Self.downloadBytes)
+        for download in downloads {
+            let outcome = try #require(download.finish(timeout: 60))
+            #expect(outcome == BackgroundCurl.Outcome(exitCode: 0, status: 200, downloadedBytes: Self.downloadBytes))
+            #expect(download.body == expected)
         }
-        return result == 0 ? 0 : errno
+        #expect(process.stderrText.contains("daemon: stopped"))
+        // Stopped accepting: nothing listens on the port any more.
+        let after = try Curl.run(service.world.proxyArguments + ["http://api.example.com/bytes/10"], timeout: 5)
+        #expect(after.exitCode == 7, "curl: couldn't connect")
     }
 }

@@ -11,25 +11,21 @@ struct ServiceReloadTests {
 
     @Test("after SIGHUP new requests get the new policy while a running download completes in full; an invalid file keeps it")
     func reloadKeepsRunningDownloads() throws {
-        let files = try TemporaryDirectory()
-        let pki = try UpstreamPKI(directory: files.path)
-        let upstream = try TestUpstream(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: files.path)
-        let common = """
-        "trust_store": "\(pki.rootFile)",
-          "resolve": { "api.example.com:443": "127.0.0.1:\(upstream.port)" },
-          "threads": 1,
-        """
-        let service = try ServiceUnderTest(body: common + #""default_policy": "default""#)
+        let service = try ServiceUnderTest()
+        try service.world.startUpstream()
+        service.world.configuration.threads = 1
+        service.world.configuration.extra = #""default_policy": "default","#
         try service.start()
         let process = try service.running()
 
         // ~3 s at 10 MB/s: still running when the reload happens.
         let download = try BackgroundCurl(["--limit-rate", "10M", "-x", service.proxy,
                                            "http://api.example.com/bytes/\(Self.downloadBytes)"],
-                                          directory: files.path)
+                                          directory: service.world.directory.path)
         #expect(download.waitForBytes(1_000_000))
 
-        try service.writeConfiguration(body: common + #""default_policy": "deny""#)
+        service.world.configuration.extra = #""default_policy": "deny","#
+        try service.writeConfiguration()
         process.send(SIGHUP)
         #expect(NotifyListener.states(try service.waitForReady()) == ["RELOADING=1", "READY=1"])
         #expect(process.stderrText.contains("reload: configuration generation 2 active"))
@@ -43,7 +39,8 @@ struct ServiceReloadTests {
         #expect(outcome == BackgroundCurl.Outcome(exitCode: 0, status: 200, downloadedBytes: Self.downloadBytes))
 
         // An unknown key is an error (SPEC §2); the reload is rejected, generation 2 serves on.
-        try service.writeConfiguration(body: common + #""default_policy": "default", "default_polcy": "deny""#)
+        service.world.configuration.extra = #""default_policy": "default", "default_polcy": "deny","#
+        try service.writeConfiguration()
         process.send(SIGHUP)
         #expect(NotifyListener.states(try service.waitForReady()) == ["RELOADING=1", "READY=1"])
         let stillDenied = try Curl.run(["-x", service.proxy, "http://api.example.com/bytes/10"])

@@ -8,9 +8,8 @@ import Testing
 struct ServiceSocketActivationTests {
     @Test("the inherited socket for the configured address is the one that serves", arguments: [1, 2])
     func servesOnInheritedSocket(threads: Int) throws {
-        let service = try ServiceUnderTest(body: #""default_policy": "deny", "threads": \#(threads)"#)
-        let launcher = ServiceLauncher(activatedSocket: .init(port: service.port))
-        try service.start(launcher: launcher)
+        let service = try ServiceUnderTest(body: #""default_policy": "deny", "threads": \#(threads),"#)
+        try service.start(.init(signalMask: .clean, activatedSockets: [.init(port: service.port)]))
         let process = try service.running()
 
         let denied = try Curl.run(["-x", service.proxy, "http://blocked.example/"])
@@ -28,8 +27,8 @@ struct ServiceSocketActivationTests {
 
     @Test("LISTEN_PID of another process: the fd is not adopted, and binding the taken address fails with exit 3")
     func ignoresSocketsForAnotherPid() throws {
-        let service = try ServiceUnderTest(body: #""default_policy": "deny", "threads": 1"#)
-        try service.launch(launcher: ServiceLauncher(activatedSocket: .init(port: service.port, listenPIDIsDaemon: false)))
+        let service = try ServiceUnderTest(body: #""default_policy": "deny", "threads": 1,"#)
+        try service.launch(.init(signalMask: .clean, activatedSockets: [.init(port: service.port)], listenPID: .other(1)))
         let process = try service.running()
         #expect(process.waitForExit(timeout: 20) == 3)
         #expect(process.stderrText.contains("127.0.0.1:\(service.port)"), "stderr:\n\(process.stderrText)")
@@ -38,7 +37,7 @@ struct ServiceSocketActivationTests {
 
     /// Inodes of the IPv4 sockets in LISTEN state on 127.0.0.1:`port` (/proc/net/tcp).
     static func listeningInodes(port: UInt16) -> [String] {
-        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let table = contents(of: "/proc/net/tcp")
         let local = "0100007F:" + String(format: "%04X", port)
         return table.split(separator: "\n").dropFirst().compactMap { line in
             let fields = line.split(separator: " ")

@@ -2,8 +2,8 @@ import Foundation
 @testable import PinproxyRuntime
 
 /// One recording origin for `api.example.com` and one pinproxy in front of it
-/// (forward and gateway listeners, one event loop, the upstream pool on as by
-/// default), shared by the desync suites: starting them per test case would
+/// (a `TestWorld`: forward and gateway listeners, one event loop, the upstream
+/// pool on as by default), shared by the desync suites: starting them per test case would
 /// cost more than the cases. Suites that use it are `.serialized`, so the
 /// pooled upstream connection one case leaves is the one the next request takes.
 final class SmugglingBed: @unchecked Sendable {
@@ -20,23 +20,19 @@ final class SmugglingBed: @unchecked Sendable {
 
     private func tearDown() {
         origin.stop()
-        try? FileManager.default.removeItem(atPath: directory.path)
+        try? FileManager.default.removeItem(atPath: world.directory.path)
     }
 
-    let directory: TemporaryDirectory
+    let world: TestWorld
     let origin: RecordingOrigin
     let proxy: ProxyUnderTest
     private let counter = Counter()
 
     private init() throws {
-        directory = try TemporaryDirectory()
-        let pki = try UpstreamPKI(directory: directory.path)
-        origin = try RecordingOrigin(certificateChain: pki.servedChainFile, key: pki.keyFile, directory: directory.path)
-        proxy = try ProxyUnderTest(directory: directory.path, body: """
-            "trust_store": "\(pki.rootFile)",
-            "resolve": { "api.example.com:443": "127.0.0.1:\(origin.port)" },
-            "threads": 1,
-            """)
+        world = try TestWorld()
+        origin = try world.startOrigin()
+        world.configuration.threads = 1
+        proxy = try world.startProxy()
     }
 
     /// A fresh number for markers in targets, so each case finds its own requests.

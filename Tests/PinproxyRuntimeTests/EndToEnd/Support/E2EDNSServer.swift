@@ -20,33 +20,17 @@ final class E2EDNSServer {
         }
     }
 
-    let port: UInt16
+    private let peer: PythonPeer
     /// A resolv.conf naming only this server.
     let resolvConf: String
-    private let process: Process
+    var port: UInt16 { peer.port }
 
     init(answer: Answer, directory: String) throws {
-        let name = UUID().uuidString
-        let readyFile = directory + "/dns-\(name).port"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", ToolPaths.dnsScript, "--ready-file", readyFile] + answer.arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard let line = ToolPaths.waitForFile(readyFile), let port = UInt16(line) else {
-            kill(process.processIdentifier, SIGKILL)
-            throw TestFailure("dns.py did not start")
-        }
-        self.port = port
-        resolvConf = directory + "/resolv-\(name).conf"
+        let prefix = PythonPeer.filePrefix("dns", in: directory)
+        peer = try PythonPeer(script: "dns.py", arguments: answer.arguments, filePrefix: prefix)
+        resolvConf = prefix + ".resolv.conf"
         // libevent's evdns accepts "ip:port" after `nameserver`.
-        try "nameserver 127.0.0.1:\(port)\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
-    }
-
-    deinit {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try "nameserver 127.0.0.1:\(peer.port)\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
     }
 
     /// The environment that makes an in-process daemon use this server.

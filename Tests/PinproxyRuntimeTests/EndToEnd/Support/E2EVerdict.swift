@@ -50,7 +50,10 @@ enum E2EVerdict {
             #expect(event.policy == policy, sourceLocation: sourceLocation)
             #expect(event.enforce == (action == .blocked), sourceLocation: sourceLocation)
         }
-        let lines = proxy.logLines()
+        // SPEC §4 makes a block's line durable before the 502, so it is read at
+        // once; a reported event's line has no such deadline (the response is
+        // relayed meanwhile), so it is waited for.
+        let lines = action == .blocked ? proxy.logLines() : eventually(timeout: 5, proxy.logLines, until: { !$0.isEmpty })
         #expect(lines.count == 1, "violation log lines: \(lines.count)", sourceLocation: sourceLocation)
         if let line = lines.first {
             #expect(line["event"] as? String == "pin_violation", sourceLocation: sourceLocation)

@@ -13,17 +13,13 @@ enum Curl {
 
     /// `arguments` are curl's; `-s -S -D` are added to capture the last response head.
     static func run(_ arguments: [String], timeout: TimeInterval = 30) throws -> Result {
-        let directory = NSTemporaryDirectory() + "curl-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let headerFile = directory + "/head", bodyFile = directory + "/body"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-S", "--max-time", String(Int(timeout)), "-D", headerFile, "-o", bodyFile] + arguments
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let headText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+        let directory = try TemporaryDirectory()
+        let headerFile = directory.file("head"), bodyFile = directory.file("body")
+        // curl's own --max-time ends it; the launcher's bound is only a backstop.
+        let curl = try ChildProcess.run("/usr/bin/curl", ["-s", "-S", "--max-time", String(Int(timeout)),
+                                                          "-D", headerFile, "-o", bodyFile] + arguments,
+                                        timeout: timeout + 10)
+        let headText = contents(of: headerFile)
         // With several responses (100 Continue, several URLs) the last head counts.
         let heads = headText.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
         var status = 0
@@ -37,6 +33,6 @@ enum Curl {
             }
         }
         let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))) ?? Data()
-        return Result(exitCode: process.terminationStatus, status: status, headers: headers, body: body)
+        return Result(exitCode: curl.status, status: status, headers: headers, body: body)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Values gathered from several threads (curl results, a tool's JSON), read
+/// Values gathered from several threads (a load tool's result), read
 /// once the threads are done.
-final class P2Collected<Value>: @unchecked Sendable {
+final class CollectedValues<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Value] = []
 

@@ -13,23 +13,18 @@ final class ProxyUnderTest: @unchecked Sendable {
     let logPath: String
     private let finished = DispatchSemaphore(value: 0)
 
-    /// `body` is the JSON5 configuration without `listeners` and `violation_log`,
-    /// which are added: a forward listener, and a gateway to `gatewayUpstream`.
-    init(directory: String, body: String, gatewayUpstream: String = "api.example.com:443",
+    /// Loads `configuration` with a forward listener on `forwardPort` and a
+    /// gateway to `gatewayUpstream` on `gatewayPort`, as the daemon would read
+    /// its file, and starts serving; returns once every listener accepts.
+    /// `environment` is what the daemon reads instead of this process's
+    /// (`PINPROXY_RESOLV_CONF`).
+    init(configuration: ProxyConfiguration, forwardPort: UInt16, gatewayPort: UInt16, gatewayUpstream: String,
          environment: [String: String] = [:]) throws {
-        forwardPort = ToolPaths.freePort()
-        gatewayPort = ToolPaths.freePort()
-        logPath = directory + "/violations-\(UUID().uuidString).jsonl"
-        let text = """
-        {
-          "listeners": [
-            { "listen": "127.0.0.1:\(forwardPort)", "mode": "forward" },
-            { "listen": "127.0.0.1:\(gatewayPort)", "mode": "gateway", "upstream": "\(gatewayUpstream)" },
-          ],
-          "violation_log": "\(logPath)",
-          \(body)
-        }
-        """
+        self.forwardPort = forwardPort
+        self.gatewayPort = gatewayPort
+        logPath = configuration.violationLog
+        let text = configuration.text(listeners: [.forward(port: forwardPort),
+                                                  .gateway(port: gatewayPort, upstream: gatewayUpstream)])
         let (configuration, _) = try ConfigurationLoader.parse(text: text, source: "<test>", environment: environment, cpuCount: 2)
         let quiet = Logger(environment: [:], descriptor: open("/dev/null", O_WRONLY))
         daemon = try Daemon(configuration: configuration,
@@ -54,8 +49,7 @@ final class ProxyUnderTest: @unchecked Sendable {
 
     /// The violation log's lines, parsed.
     func logLines() -> [[String: Any]] {
-        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap {
+        contents(of: logPath).split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
     }

@@ -6,11 +6,12 @@ import Synchronization
 enum ToolPaths {
     static let repositoryRoot: String = {
         var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<5 { url.deleteLastPathComponent() }   // Support → EndToEnd → PinproxyRuntimeTests → Tests → root
+        for _ in 0..<4 { url.deleteLastPathComponent() }   // Support → PinproxyRuntimeTests → Tests → root
         return url.path
     }()
-    static var upstreamScript: String { repositoryRoot + "/Tests/Tools/upstream.py" }
-    static var dnsScript: String { repositoryRoot + "/Tests/Tools/dns.py" }
+
+    /// `Tests/Tools/<name>`: the python peers and load tools.
+    static func tool(_ name: String) -> String { repositoryRoot + "/Tests/Tools/" + name }
 
     /// Ports already handed out in this process. The kernel may give the same
     /// ephemeral port to two probes in a row once the first is closed, and a
@@ -39,18 +40,5 @@ enum ToolPaths {
             }
         }
         return UInt16(bigEndian: address.sin_port)
-    }
-
-    /// Waits up to `timeout` for `file` to hold a non-empty first line.
-    static func waitForFile(_ file: String, timeout: TimeInterval = 10) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: file, encoding: .utf8),
-               let line = text.split(separator: "\n").first, !line.isEmpty {
-                return String(line)
-            }
-            usleep(20_000)
-        }
-        return nil
     }
 }

@@ -9,7 +9,26 @@ final class RawClient {
     private(set) var descriptor: Int32
 
     init(port: UInt16) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        switch Self.connect(port: port) {
+        case .success(let descriptor): self.descriptor = descriptor
+        case .failure(let error): throw TestFailure("connect to 127.0.0.1:\(port) failed: errno \(error.code.rawValue)")
+        }
+    }
+
+    /// errno of a TCP connect to 127.0.0.1:`port`, 0 when it connected (the
+    /// connection is closed again at once).
+    static func connectError(port: UInt16) -> Int32 {
+        switch connect(port: port) {
+        case .success(let descriptor):
+            Glibc.close(descriptor)
+            return 0
+        case .failure(let error):
+            return error.code.rawValue
+        }
+    }
+
+    private static func connect(port: UInt16) -> Result<Int32, POSIXError> {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -20,9 +39,11 @@ final class RawClient {
             }
         }
         guard connected == 0 else {
+            let error = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             Glibc.close(descriptor)
-            throw TestFailure("connect to 127.0.0.1:\(port) failed: errno \(errno)")
+            return .failure(error)
         }
+        return .success(descriptor)
     }
 
     deinit { close() }

@@ -18,7 +18,7 @@ private func text(_ line: [UInt8]) -> String { String(decoding: line, as: UTF8.s
 
 private let specKeys = ["time", "event", "action", "reason", "host", "port", "peer_address", "rule", "policy",
                         "enforce", "include_subdomains", "known_pins", "served_chain", "served_certificate_chain",
-                        "client_address", "listener", "config_generation", "request", "detail"]
+                        "client_address", "listener", "client_transport", "config_generation", "request", "detail"]
 
 @Suite("Violation event JSON line (SPEC §4)")
 struct ViolationEventJSONTests {
@@ -33,7 +33,7 @@ struct ViolationEventJSONTests {
             + #""spki_sha256":"sha256/ERERERERERERERERERERERERERERERERERERERERERE=","#
             + #""cert_sha256":"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"}],"#
             + #""served_certificate_chain":["-----BEGIN CERTIFICATE-----\nMIIREhM=\n-----END CERTIFICATE-----\n"],"#
-            + #""client_address":"127.0.0.1:50122","listener":"127.0.0.1:8080","config_generation":3,"#
+            + #""client_address":"127.0.0.1:50122","listener":"127.0.0.1:8080","client_transport":"http","config_generation":3,"#
             + #""request":{"method":"GET","target":"/v1/users"},"#
             + #""detail":"no certificate in the validated chain matches a pinned public key"}"#
             + "\n"

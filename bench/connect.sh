@@ -9,6 +9,7 @@
 # (client and origin), CONNECT_PORT_BASE=28500, CONNECTIONS=16,
 # CONNECT_TARGETS="direct pinproxy-tunnel squid-connect pinproxy-intercept squid-bump mitmdump",
 # MITMPROXY=debian|pip (pip: mitmproxy $MITMPROXY_VERSION in a venv under bench/out),
+# QUIET_WAIT=0 (up to this many seconds before each run for the machine to be idle),
 # PINPROXY_BIN=.build/release/pinproxy.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -23,6 +24,7 @@ PORT_BASE="${CONNECT_PORT_BASE:-28500}"
 TARGETS="${CONNECT_TARGETS:-direct pinproxy-tunnel squid-connect pinproxy-intercept squid-bump mitmdump}"
 MITMPROXY="${MITMPROXY:-debian}"
 MITMPROXY_VERSION="${MITMPROXY_VERSION:-11.0.2}"
+QUIET_WAIT="${QUIET_WAIT:-0}"
 
 UP_PORT=$((PORT_BASE + 0))
 declare -A PORT=([direct]=$UP_PORT [pinproxy-tunnel]=$((PORT_BASE + 1)) [squid-connect]=$((PORT_BASE + 2))
@@ -295,6 +297,22 @@ WORKLOADS=(
     "ka-1MiB-c$CONNECTIONS|/1m|1"
 )
 
+# wait_quiet — on a shared machine, wait (at most $QUIET_WAIT s) until everything else uses
+# less than a quarter of a core for a second; between runs our own processes are idle.
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
+wait_quiet() {
+    [ "$QUIET_WAIT" -gt 0 ] || return 0
+    local deadline=$((SECONDS + QUIET_WAIT)) before after
+    while :; do
+        before="$(busy_ticks)"; sleep 1; after="$(busy_ticks)"
+        [ $((after - before)) -lt $((HZ / 4)) ] && return 0
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            log "machine still busy after ${QUIET_WAIT}s ($(awk -v d=$((after - before)) -v hz="$HZ" 'BEGIN { printf "%.2f", d / hz }') cores): measuring anyway"
+            return 0
+        fi
+    done
+}
+
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " $2"; }
 
 # measure ROUND WORKLOAD TARGET — one connect-load run (its own warm-up, then the window); one CSV row.
@@ -307,6 +325,7 @@ measure() {
     [ "$keepalive" = 1 ] || args+=(-new)
     if [ "$target" != direct ]; then args+=(-proxy "http://127.0.0.1:${PORT[$target]}" -cpu-pid "${PID[$target]}"); fi
     local out
+    wait_quiet
     out="$(taskset -c "$CLIENT_CPUS" "$LOAD_BIN" "${args[@]}" 2>>"$WORK/logs/connect-load.err")" || true
     local requests rps mib p50 p99 errors dials cpu client_cpu other steal first rss=""
     requests="$(field requests "$out")"; rps="$(field rps "$out")"; mib="$(field mib_s "$out")"

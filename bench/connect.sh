@@ -165,8 +165,10 @@ pid_filename $WORK/$name/squid.pid
 coredump_dir $WORK/$name
 pinger_enable off
 hosts_file $WORK/hosts
+# Names come from hosts_file; any other lookup stays on loopback.
+dns_nameservers 127.0.0.1
 max_filedescriptors 65536
-shutdown_lifetime 1 seconds
+shutdown_lifetime 0 seconds
 forwarded_for delete
 via off
 logfile_rotate 0
@@ -324,8 +326,10 @@ measure() {
                 -origin-pid "${PID[direct]}")
     [ "$keepalive" = 1 ] || args+=(-new)
     if [ "$target" != direct ]; then args+=(-proxy "http://127.0.0.1:${PORT[$target]}" -cpu-pid "${PID[$target]}"); fi
-    local out
+    local out fds=""
     wait_quiet
+    # Descriptors the proxy holds between runs: they must not grow from round to round.
+    [ "$target" = direct ] || fds="$(ls "/proc/${PID[$target]}/fd" 2>/dev/null | wc -l)"
     out="$(taskset -c "$CLIENT_CPUS" "$LOAD_BIN" "${args[@]}" 2>>"$WORK/logs/connect-load.err")" || true
     local requests rps mib p50 p99 errors dials cpu client_cpu other steal first rss=""
     requests="$(field requests "$out")"; rps="$(field rps "$out")"; mib="$(field mib_s "$out")"
@@ -339,7 +343,7 @@ measure() {
             log "warning: $target (pid ${PID[$target]}) is gone after $name"; first="proxy exited; $first"; fi
     fi
     if [ -z "$requests" ]; then log "$target $name: connect-load printed nothing (see logs/connect-load.err)"; requests=0; rps=0; fi
-    echo "$round,$name,$target,$CONNECTIONS,$keepalive,$requests,$rps,$mib,$p50,$p99,${errors:-0},$dials,$cpu,$client_cpu,$rss,$other,$steal,$first" >> "$RAW"
+    echo "$round,$name,$target,$CONNECTIONS,$keepalive,$requests,$rps,$mib,$p50,$p99,${errors:-0},$dials,$cpu,$client_cpu,$rss,$fds,$other,$steal,$first" >> "$RAW"
     log "round $round  $(printf '%-13s %-18s' "$name" "$target") $(printf '%8s req/s %8s MiB/s  p50 %7s ms  p99 %7s ms  cpu %8s us/req  tunnels %5s  other %4s  errors %s' \
         "$rps" "${mib:--}" "${p50:--}" "${p99:--}" "${cpu:--}" "${dials:--}" "${other:--}" "${errors:-?}")${first:+  ($first)}"
 }
@@ -357,7 +361,7 @@ for name in $TARGETS; do [ -n "${UNAVAILABLE[$name]:-}" ] || measured+=("$name")
 : > "$OUT/connect-unavailable.txt"
 for name in "${!UNAVAILABLE[@]}"; do printf '%s\t%s\n' "$name" "${UNAVAILABLE[$name]}" >> "$OUT/connect-unavailable.txt"; done
 
-echo "round,workload,target,connections,keepalive,requests,rps,mib_s,p50_ms,p99_ms,errors,tunnels,cpu_us_per_req,client_cpu_us_per_req,rss_kib,other_cpu_cores,steal_cores,first_error" > "$RAW"
+echo "round,workload,target,connections,keepalive,requests,rps,mib_s,p50_ms,p99_ms,errors,tunnels,cpu_us_per_req,client_cpu_us_per_req,rss_kib,proxy_fds_before,other_cpu_cores,steal_cores,first_error" > "$RAW"
 log "CONNECT: proxies on CPU $PROXY_CPUS (pinproxy threads 1, squid 1 process, mitmdump as is); client and origin on CPU $CLIENT_CPUS"
 log "$ROUNDS rounds x ${#WORKLOADS[@]} workloads x ${#measured[@]} targets (${measured[*]}), ${DURATION}s each after ${WARMUP}s warm-up"
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -368,4 +372,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 [ -s "$WORK/logs/mitmdump.version" ] && log "mitmdump: $(grep -m1 Mitmproxy "$WORK/logs/mitmdump.version" || true)"
+for name in "${measured[@]}"; do
+    case "$name" in pinproxy-*)
+        lines="$(grep -vc "listening on" "$WORK/logs/$name.err" 2>/dev/null || true)"
+        [ "${lines:-0}" -eq 0 ] || log "$name logged $lines warning/error lines: $WORK/logs/$name.err" ;;
+    esac
+done
 python3 "$BENCH_DIR/report.py" connect "$RAW" "$OUT/connect.csv" "$OUT/connect-unavailable.txt" "$TARGETS"

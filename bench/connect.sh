@@ -60,7 +60,7 @@ chmod 755 "$OUT" "$WORK"
 # --- the load client (built once, rebuilt when its source changes) ---------------------
 if [ ! -x "$LOAD_BIN" ] || [ -n "$(find "$BENCH_DIR/connect-load" -newer "$LOAD_BIN" -type f)" ]; then
     log "building bench/connect-load"
-    (cd "$BENCH_DIR/connect-load" && GOFLAGS=-mod=mod go build -o "$LOAD_BIN" .) || die "go build failed"
+    (cd "$BENCH_DIR/connect-load" && GOPROXY=off GOTOOLCHAIN=local go build -o "$LOAD_BIN" .) || die "go build failed"
 fi
 
 # --- PKI (throwaway) and content ------------------------------------------------------

@@ -63,9 +63,16 @@ test-sanitizers:
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 	  --filter '$(MULTI_LOOP_SUITES)'
 
-# Benchmarks against haproxy, nginx and stunnel on loopback (bounded; not part of `make test`).
+# Benchmarks against haproxy, nginx and stunnel on loopback (bounded; not part of `make test`);
+# the last phase is bench/connect.sh (CONNECT=0 skips it).
 bench: release
 	bench/run.sh
+
+# Only that phase: HTTPS clients through CONNECT, pinproxy's blind tunnel and interception
+# against squid (CONNECT, ssl_bump) and mitmdump.
+.PHONY: bench-connect
+bench-connect: release
+	bench/connect.sh
 
 # libFuzzer harnesses over the parsers (bounded; not part of `make test`).
 # FUZZ_SECONDS per harness (default 60); each also stops at 10M executions.

@@ -5,6 +5,8 @@
   report.py handshake RAW.csv RESULTS.csv    full-handshake cost: pins against policy default
   report.py instructions CALLGRIND.csv       instructions per fresh handshake: pins against default
   report.py memory MEMORY.csv                the memory table
+  report.py connect RAW.csv RESULTS.csv UNAVAILABLE.txt "TARGETS"
+                                             CONNECT phase (bench/connect.sh): medians, ratios, goals
 
 The median over interleaved rounds is reported (robust to one disturbed run on a
 shared machine); the CSV keeps min and max too so the spread is visible.
@@ -155,6 +157,158 @@ def memory(path):
     print(f"CSV: {path}")
 
 
+# bench/connect.sh: each intercepting target is compared with squid ssl_bump, each blind
+# tunnel with squid's plain CONNECT. The rate is MiB/s for the 1 MiB workload, req/s otherwise.
+CONNECT_ANCHOR = {"pinproxy-intercept": "squid-bump", "mitmdump": "squid-bump", "pinproxy-tunnel": "squid-connect"}
+DISTURBED_CORES = 0.25
+CONNECT_METRICS = ["rps", "mib_s", "p50_ms", "p99_ms", "cpu_us_per_req", "client_cpu_us_per_req", "rss_kib", "tunnels",
+                   "other_cpu_cores", "steal_cores"]
+# Issue 15's goals: (workload prefix, target, anchor, [(quantity, op, bound)]); quantity is
+# "cpu" (µs per request), "rate_x" (rate / anchor's rate) or "cpu_x" (CPU / anchor's CPU).
+CONNECT_GOALS = [
+    ("ka-100B", "pinproxy-intercept", "squid-bump", [("cpu", "<=", 40), ("rate_x", ">=", 2)]),
+    ("new-100B", "pinproxy-intercept", "squid-bump", [("cpu", "<=", 400), ("rate_x", ">=", 1)]),
+    ("ka-1MiB", "pinproxy-intercept", "squid-bump", [("rate_x", ">=", 2)]),
+    ("ka-1MiB", "pinproxy-tunnel", "squid-connect", [("rate_x", ">=", 1), ("cpu_x", "<=", 1)]),
+    ("ka-100B", "pinproxy-tunnel", "squid-connect", [("cpu_x", "<=", 1)]),
+    ("new-100B", "pinproxy-tunnel", "squid-connect", [("cpu_x", "<=", 1)]),
+]
+
+
+def connect(raw_path, results_path, unavailable_path, targets_text):
+    rows = list(csv.DictReader(open(raw_path)))
+    unavailable = {}
+    for line in open(unavailable_path):
+        if "\t" in line:
+            name, why = line.rstrip("\n").split("\t", 1)
+            unavailable[name] = why
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    targets = targets_text.split()
+    summary = {}
+    for w in workloads:
+        for t in targets:
+            every = [r for r in rows if r["workload"] == w and r["target"] == t]
+            if not every:
+                continue
+            # On a shared machine, runs during which other work used more than a quarter of a
+            # core are left out of the medians when at least one undisturbed run remains.
+            quiet = [r for r in every if (number(r["other_cpu_cores"]) or 0) <= DISTURBED_CORES]
+            runs = quiet or every
+            s = {m: median(number(r[m]) for r in runs) for m in CONNECT_METRICS}
+            s["all_rounds"] = len(every)
+            s["disturbed_only"] = not quiet
+            rates = [number(r["mib_s"] if "1MiB" in w else r["rps"]) for r in runs]
+            cpus = [number(r["cpu_us_per_req"]) for r in runs]
+            s["rate"] = median(rates)
+            s["rate_min"] = min((v for v in rates if v is not None), default=None)
+            s["rate_max"] = max((v for v in rates if v is not None), default=None)
+            s["cpu_min"] = min((v for v in cpus if v is not None), default=None)
+            s["cpu_max"] = max((v for v in cpus if v is not None), default=None)
+            s["errors"] = sum(int(r["errors"] or 0) for r in runs)
+            s["rounds"] = len(runs)
+            s["first_error"] = next((r["first_error"] for r in runs if r["first_error"]), "")
+            summary[(w, t)] = s
+
+    def versus(w, t):
+        anchor = CONNECT_ANCHOR.get(t)
+        s, a = summary.get((w, t)), summary.get((w, anchor))
+        if not s or not a:
+            return anchor, None, None
+        return anchor, ratio(s["rate"], a["rate"]), ratio(s["cpu_us_per_req"], a["cpu_us_per_req"])
+
+    rounds = max((s["all_rounds"] for s in summary.values()), default=0)
+    busy = [number(r["other_cpu_cores"]) for r in rows if number(r["other_cpu_cores"]) is not None]
+    print()
+    print(f"CONNECT: medians of {rounds} interleaved rounds (runs disturbed by other work, 'other' > "
+          f"{DISTURBED_CORES} cores, left out while an undisturbed one remains; 'runs' = used/all, * = all "
+          "disturbed); rate = req/s (MiB/s for 1 MiB); CPU = proxy utime+stime (with helper processes) over "
+          "the window / requests; x anc = vs squid-bump (interception) or squid-connect (blind tunnel)")
+    header = (f"{'workload':<13} {'target':<18} {'runs':>5} {'rate':>9} {'min':>9} {'max':>9} {'p50 ms':>7} "
+              f"{'p99 ms':>8} {'CPU us/req':>10} {'rate x anc':>10} {'CPU x anc':>9} {'tunnels':>8} "
+              f"{'other':>5} {'err':>5}")
+    fields = ["workload", "target", "rounds", "all_rounds", "disturbed_only", "rate_unit", "rate", "rate_min", "rate_max", "rps", "mib_s", "p50_ms",
+              "p99_ms", "cpu_us_per_req", "cpu_min", "cpu_max", "client_cpu_us_per_req", "rss_kib", "tunnels",
+              "other_cpu_cores", "steal_cores", "errors", "anchor", "rate_vs_anchor", "cpu_vs_anchor", "note"]
+    with open(results_path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=fields)
+        writer.writeheader()
+        print(header)
+        print("-" * len(header))
+        for w in workloads:
+            unit = "MiB/s" if "1MiB" in w else "req/s"
+            for t in targets:
+                s = summary.get((w, t))
+                if s is None:
+                    why = unavailable.get(t, "not measured")
+                    print(f"{w:<13} {t:<18} n/a: {why}")
+                    writer.writerow({"workload": w, "target": t, "rounds": 0, "note": why})
+                    continue
+                anchor, rate_x, cpu_x = versus(w, t)
+                row = {"workload": w, "target": t, "rounds": s["rounds"], "all_rounds": s["all_rounds"],
+                       "disturbed_only": s["disturbed_only"], "rate_unit": unit, "rate": s["rate"],
+                       "rate_min": s["rate_min"], "rate_max": s["rate_max"], "rps": s["rps"], "mib_s": s["mib_s"],
+                       "p50_ms": s["p50_ms"], "p99_ms": s["p99_ms"], "cpu_us_per_req": s["cpu_us_per_req"],
+                       "cpu_min": s["cpu_min"], "cpu_max": s["cpu_max"],
+                       "client_cpu_us_per_req": s["client_cpu_us_per_req"], "rss_kib": s["rss_kib"],
+                       "tunnels": s["tunnels"], "other_cpu_cores": s["other_cpu_cores"],
+                       "steal_cores": s["steal_cores"], "errors": s["errors"], "anchor": anchor or "",
+                       "rate_vs_anchor": rate_x, "cpu_vs_anchor": cpu_x, "note": s["first_error"]}
+                writer.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})
+                digits = 1 if unit == "MiB/s" else 0
+                used = f"{s['rounds']}/{s['all_rounds']}" + ("*" if s["disturbed_only"] else "")
+                print(f"{w:<13} {t:<18} {used:>5} {fmt(s['rate'], digits):>9} {fmt(s['rate_min'], digits):>9} "
+                      f"{fmt(s['rate_max'], digits):>9} {fmt(s['p50_ms'], 3):>7} {fmt(s['p99_ms'], 3):>8} "
+                      f"{fmt(s['cpu_us_per_req']):>10} {fmt(rate_x, 2):>10} {fmt(cpu_x, 2):>9} "
+                      f"{fmt(s['tunnels'], 0):>8} {fmt(s['other_cpu_cores'], 2):>5} {s['errors']:>5}"
+                      + (f"  ({s['first_error']})" if s["errors"] else ""))
+            print()
+
+    goal_path = results_path.replace(".csv", "-goals.csv")
+    print("issue 15's goals")
+    header = f"{'workload':<13} {'comparison':<36} {'measured':<38} {'goal':<30} met"
+    print(header)
+    print("-" * len(header))
+    ops = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b}
+    with open(goal_path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=["workload", "target", "anchor", "quantity", "measured", "goal", "met"])
+        writer.writeheader()
+        for prefix, target, anchor, criteria in CONNECT_GOALS:
+            w = next((w for w in workloads if w.startswith(prefix)), None)
+            if w is None:
+                continue
+            s, a = summary.get((w, target)), summary.get((w, anchor))
+            unit = "MiB/s" if "1MiB" in w else "req/s"
+            measured, goals, met = [], [], []
+            for quantity, op, bound in criteria:
+                if quantity == "cpu":
+                    value, text, goal = (s or {}).get("cpu_us_per_req"), "{:,.1f} us CPU/req", f"{op} {bound} us CPU/req"
+                elif quantity == "rate_x":
+                    value = ratio(s["rate"], a["rate"]) if s and a else None
+                    text, goal = f"x{{:.2f}} {unit}", f"{op} {bound}x {unit}"
+                else:
+                    value = ratio(s["cpu_us_per_req"], a["cpu_us_per_req"]) if s and a else None
+                    text, goal = "x{:.2f} CPU/req", f"{op} {bound}x CPU/req"
+                ok = None if value is None else ops[op](value, bound)
+                measured.append("n/a" if value is None else text.format(value))
+                goals.append(goal)
+                met.append(ok)
+                writer.writerow({"workload": w, "target": target, "anchor": anchor, "quantity": quantity,
+                                 "measured": None if value is None else round(value, 3), "goal": f"{op} {bound}",
+                                 "met": "" if ok is None else ("yes" if ok else "no")})
+            if any(m is None for m in met):
+                missing = [t for t in (target, anchor) if (w, t) not in summary]
+                verdict = "n/a (" + ", ".join(f"{t}: {unavailable.get(t, 'not measured')}" for t in missing) + ")"
+            else:
+                verdict = "yes" if all(met) else "NO"
+            print(f"{w:<13} {target + ' vs ' + anchor:<36} {', '.join(measured):<38} {', '.join(goals):<30} {verdict}")
+    disturbed = sum(1 for v in busy if v > DISTURBED_CORES)
+    if disturbed:
+        print(f"note: in {disturbed} of {len(busy)} runs other processes used more than {DISTURBED_CORES} of a "
+              f"core (max {max(busy):.2f}); the medians leave those out where an undisturbed run exists "
+              f"({sum(1 for s in summary.values() if s['disturbed_only'])} cells had none: '*')")
+    print(f"CSV: {results_path}, {goal_path}, {raw_path}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "throughput":
         throughput(sys.argv[2], sys.argv[3])
@@ -162,5 +316,7 @@ if __name__ == "__main__":
         handshake(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "instructions":
         instructions(sys.argv[2])
+    elif sys.argv[1] == "connect":
+        connect(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:
         memory(sys.argv[2])

@@ -7,7 +7,7 @@
 # Tunables (environment): ROUNDS=3 DURATION=5 WARMUP=1 (seconds), PROXY_CPUS=1,
 # CLIENT_CPUS=0, WORKERS=1, PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
 # PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000", HANDSHAKE=1 (0 skips the
-# handshake-cost phase).
+# handshake-cost phase), CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -366,4 +366,13 @@ if [ "$HANDSHAKE" = 1 ]; then
         done
     done
     python3 "$BENCH_DIR/report.py" instructions "$OUT/handshake-instructions.csv"
+fi
+
+# --- CONNECT (bench/connect.sh) ---------------------------------------------------------
+# HTTPS clients through CONNECT: pinproxy's blind tunnel and interception against squid and
+# mitmdump. Its own origin, ports and processes; the proxies above are stopped first so that
+# nothing else holds the CPUs.
+if [ "${CONNECT:-1}" != 0 ]; then
+    cleanup_started
+    "$BENCH_DIR/connect.sh"
 fi

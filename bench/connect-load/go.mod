@@ -1,0 +1,3 @@
+module pinproxy.bench/connect-load
+
+go 1.19

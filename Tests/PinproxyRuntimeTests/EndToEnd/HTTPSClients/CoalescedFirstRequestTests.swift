@@ -13,7 +13,7 @@ extension HTTPSClientsEndToEndTests {
     struct CoalescedFirstRequest {
         @Test("a request coalesced with the Finished is answered at once, not when the client next sends")
         func coalescedRequestAnswered() throws {
-            let world = try ConnectWorld(origin: .bytes)
+            let world = try ConnectWorld(origin: .bytes, payload: .small)
             let result = try ChildProcess.run("/usr/bin/env", [
                 "python3", ToolPaths.tool("coalescing_tls_client.py"), "--proxy-port", String(world.proxy.forwardPort),
                 "--host", ConnectHost.pinned, "--ca", world.interceptionRoot, "--target", "/bytes/1000", "--timeout", "5",

@@ -1,9 +1,9 @@
 import Foundation
 
 /// A git server over HTTPS (Tests/Tools/git_origin.py: smart HTTP through
-/// `git http-backend`), serving two bare repositories made at test time, one
-/// per `Payload`, each holding a single file `payload` of random bytes (so
-/// nothing compresses it below its size on the wire).
+/// `git http-backend`), serving a bare repository made at test time for one
+/// `Payload`: a single file `payload` of random bytes (so nothing compresses
+/// it below its size on the wire).
 final class GitOrigin {
     /// One request the server answered.
     struct Request: Decodable {
@@ -15,10 +15,13 @@ final class GitOrigin {
 
     /// The file each repository holds.
     static let payloadFile = "payload"
+    /// The git the origin and the client both run.
+    static let executable = ClientRuntime.find("git")
 
     private let peer: PythonPeer
     private let log: JSONLinesLog<Request>
-    private var digests: [Payload: BodyDigest] = [:]
+    private let payload: Payload
+    private let digest: BodyDigest
     var port: UInt16 { peer.port }
 
     /// The repository (`<name>.git`) that holds `payload`.
@@ -36,32 +39,33 @@ final class GitOrigin {
     @discardableResult
     static func git(_ arguments: [String], home: String, extraEnvironment: [String: String] = [:],
                     timeout: TimeInterval = 120) throws -> ChildProcess.Result {
+        guard let executable else { throw TestFailure("git is not installed") }
         let options = ChildProcess.Options(environment: environment(home: home).merging(extraEnvironment) { $1 })
-        let result = try ChildProcess.run("/usr/bin/git", arguments, options: options, timeout: timeout)
+        let result = try ChildProcess.run(executable, arguments, options: options, timeout: timeout)
         guard result.status == 0 else {
             throw TestFailure("git \(arguments.joined(separator: " ")) exited \(result.status): \(result.errorOutput)")
         }
         return result
     }
 
-    init(certificateChain: String, key: String, directory: TemporaryDirectory) throws {
+    init(certificateChain: String, key: String, serving payload: Payload, directory: TemporaryDirectory) throws {
         let prefix = PythonPeer.filePrefix("git-origin", in: directory.path)
         let root = prefix + "-repositories", work = prefix + "-work", home = prefix + "-home"
         for folder in [root, work, home] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
-        for payload in Payload.allCases {
-            let name = Self.repository(for: payload), tree = work + "/" + name
-            try Self.git(["init", "-q", tree], home: home)
-            let file = tree + "/" + Self.payloadFile
-            try ChildProcess.shell("head -c \(payload.size) /dev/urandom > '\(file)'").requireSuccess()
-            digests[payload] = BodyDigest(file: file)
-            // Level 0: the 64 MiB are stored, not deflated, every time a pack is made (faster; random bytes do not shrink).
-            try Self.git(["-C", tree, "-c", "core.compression=0", "add", Self.payloadFile], home: home)
-            try Self.git(["-C", tree, "commit", "-q", "-m", "payload"], home: home)
-            try Self.git(["clone", "-q", "--bare", tree, root + "/\(name).git"], home: home)
-            try Self.git(["-C", root + "/\(name).git", "config", "core.compression", "0"], home: home)
-        }
+        self.payload = payload
+        let name = Self.repository(for: payload), tree = work + "/" + name
+        try Self.git(["init", "-q", tree], home: home)
+        let file = tree + "/" + Self.payloadFile
+        try ChildProcess.shell("head -c \(payload.size) /dev/urandom > '\(file)'").requireSuccess()
+        guard let digest = BodyDigest(file: file) else { throw TestFailure("cannot read \(file)") }
+        self.digest = digest
+        // Level 0: the 64 MiB are stored, not deflated, every time a pack is made (faster; random bytes do not shrink).
+        try Self.git(["-C", tree, "-c", "core.compression=0", "add", Self.payloadFile], home: home)
+        try Self.git(["-C", tree, "commit", "-q", "-m", "payload"], home: home)
+        try Self.git(["clone", "-q", "--bare", tree, root + "/\(name).git"], home: home)
+        try Self.git(["-C", root + "/\(name).git", "config", "core.compression", "0"], home: home)
         log = JSONLinesLog(path: prefix + ".events")
         peer = try PythonPeer(script: "git_origin.py",
                               arguments: ["--cert", certificateChain, "--key", key, "--root", root, "--events", log.path],
@@ -70,7 +74,7 @@ final class GitOrigin {
 
     /// The digest of `payload`'s file, as committed.
     func payloadDigest(_ payload: Payload) throws -> BodyDigest {
-        guard let digest = digests[payload] else { throw TestFailure("no repository for \(payload)") }
+        guard payload == self.payload else { throw TestFailure("this origin serves the \(self.payload) repository only") }
         return digest
     }
 

@@ -108,6 +108,16 @@ final class ConnectWorld {
     /// The server behind the pinned and unlisted names.
     enum OriginKind { case bytes, git }
 
+    /// Who serves the unlisted name.
+    enum UnlistedOrigin {
+        /// The real origin, with the real chain.
+        case real
+        /// upstream.py with a leaf for the unlisted name that the interception
+        /// CA's own issuing key signed through pinproxy's minting path, minus its
+        /// scope check: what a thief of that key would serve.
+        case forgedWithInterceptionKey
+    }
+
     let origin: OriginKind
     /// The real chain, for the pinned and the unlisted name.
     let real: TestPKI.Chain
@@ -118,29 +128,37 @@ final class ConnectWorld {
     /// `<ca_dir>/root.pem`: what a client trusts for intercepted hosts.
     let interceptionRoot: String
     let impostor: TestUpstream
+    /// The interception CA pinproxy loads from its `ca_dir`.
+    let authority: InterceptionAuthority
+    /// The origin of `.forgedWithInterceptionKey`, nil otherwise.
+    let forgedOrigin: TestUpstream?
     /// upstream.py for `.bytes`, nil for `.git`.
     let bytesOrigin: TestUpstream?
     /// The git server for `.git`, nil for `.bytes`.
     let gitOrigin: GitOrigin?
-    private(set) var proxy: ProxyUnderTest!
-    private(set) var denyingProxy: ProxyUnderTest!
-    // Declared last, so released last: the world stops its proxies before its peers.
+    /// The intercepting proxy (`default_policy: "default"`), kept by the world too.
+    let proxy: ProxyUnderTest
+    /// The same configuration with `default_policy: "deny"`.
+    let denyingProxy: ProxyUnderTest
+    // Declared last, so released last: both proxies stop before the world kills its peers.
     let world: TestWorld
 
     var directory: TemporaryDirectory { world.directory }
 
-    init(origin: OriginKind) throws {
+    /// `payload` is what the test fetches (a git origin makes only that repository).
+    init(origin: OriginKind, payload: Payload, unlisted: UnlistedOrigin = .real) throws {
         self.origin = origin
         real = try TestPKI.chain(names: ["DNS:\(ConnectHost.pinned)", "DNS:\(ConnectHost.unlisted)"], rootName: "Real Root CA")
         attacker = try TestPKI.chain(names: ["DNS:\(ConnectHost.impostor)"], rootName: "Attacker Root CA")
         world = try TestWorld(chain: real)
         originRoot = world.pki.rootFile
         let caDirectory = world.directory.file("interception-ca")
-        _ = try InterceptionAuthority.create(in: caDirectory,
-                                             for: InterceptionScope(names: [ConnectHost.pinned, ConnectHost.impostor]))
+        authority = try InterceptionAuthority.create(in: caDirectory,
+                                                     for: InterceptionScope(names: [ConnectHost.pinned, ConnectHost.impostor]))
         interceptionRoot = caDirectory + "/root.pem"
 
-        let served = [ConnectHost.pinned + ":443", ConnectHost.unlisted + ":443"]
+        let pinnedAuthority = ConnectHost.pinned + ":443", unlistedAuthority = ConnectHost.unlisted + ":443"
+        let served = unlisted == .real ? [pinnedAuthority, unlistedAuthority] : [pinnedAuthority]
         switch origin {
         case .bytes:
             bytesOrigin = try world.startUpstream(resolving: served)
@@ -148,11 +166,19 @@ final class ConnectWorld {
         case .git:
             bytesOrigin = nil
             let git = try GitOrigin(certificateChain: world.pki.servedChainFile, key: world.pki.keyFile,
-                                    directory: world.directory)
+                                    serving: payload, directory: world.directory)
             gitOrigin = world.adopt(git, port: git.port, resolving: served)
         }
         impostor = try world.startUpstream(serving: attacker.served, key: attacker.leaf.key,
                                            resolving: [ConnectHost.impostor + ":443"])
+        if unlisted == .forgedWithInterceptionKey {
+            guard let host = HostName(ConnectHost.unlisted) else { throw TestFailure("\(ConnectHost.unlisted) is no host name") }
+            let forged = try authority.leafIssuer.mint(for: host, at: Date())
+            forgedOrigin = try world.startUpstream(certificateChain: world.directory.pemFile([forged.certificate, authority.issuing]),
+                                                   key: caDirectory + "/leaf.key", resolving: [unlistedAuthority])
+        } else {
+            forgedOrigin = nil
+        }
 
         let rule = #"{ "policy": "pin-public-keys", "pins": ["\#(E2EScenario.pin(real.intermediate.certificate))", "\#(E2EScenario.backupPin())"] }"#
         world.configuration.trustStore = try world.directory.pemFile([real.root.certificate, attacker.root.certificate])
@@ -170,10 +196,6 @@ final class ConnectWorld {
         denying.extra += #"  "default_policy": "deny","#
         denyingProxy = try ProxyUnderTest(configuration: denying, forwardPort: ToolPaths.freePort(),
                                           gatewayPort: ToolPaths.freePort(), gatewayUpstream: TestWorld.apiAuthority)
-    }
-
-    deinit {
-        denyingProxy = nil
     }
 
     /// Where `payload` is at `host`: upstream.py's `/bytes/N`, or a repository of the git server.

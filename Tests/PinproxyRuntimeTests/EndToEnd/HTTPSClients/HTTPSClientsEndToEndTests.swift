@@ -29,7 +29,7 @@ enum ConnectCases {
     /// (the origin's own certificate) would fail here.
     @discardableResult
     static func pinnedHostIsInterceptedIntact(_ client: HTTPSClient) throws -> ConnectRun {
-        let world = try ConnectWorld(origin: client.origin)
+        let world = try ConnectWorld(origin: client.origin, payload: .small)
         let outcome = try client.fetch(world.url(.small, at: ConnectHost.pinned), proxyPort: world.proxy.forwardPort,
                                        trusting: world.interceptionRoot, in: world.directory)
         #expect(outcome.exitStatus == 0, "\(outcome.error)")
@@ -44,7 +44,7 @@ enum ConnectCases {
     /// one application byte to the impostor, one `connect` violation.
     @discardableResult
     static func impostorIsRefusedAtConnect(_ client: HTTPSClient) throws -> ConnectRun {
-        let world = try ConnectWorld(origin: client.origin)
+        let world = try ConnectWorld(origin: client.origin, payload: .small)
         let outcome = try client.fetch(world.url(.small, at: ConnectHost.impostor), proxyPort: world.proxy.forwardPort,
                                        trusting: world.interceptionRoot, in: world.directory)
         #expect(outcome.exitStatus != 0)
@@ -67,7 +67,7 @@ enum ConnectCases {
     /// connection would fail) and gets 64 MiB byte-exact.
     @discardableResult
     static func unlistedHostIsTunnelledByteExact(_ client: HTTPSClient) throws -> ConnectRun {
-        let world = try ConnectWorld(origin: client.origin)
+        let world = try ConnectWorld(origin: client.origin, payload: .large)
         let outcome = try client.fetch(world.url(.large, at: ConnectHost.unlisted), proxyPort: world.proxy.forwardPort,
                                        trusting: world.originRoot, in: world.directory)
         #expect(outcome.exitStatus == 0, "\(outcome.error)")
@@ -81,7 +81,7 @@ enum ConnectCases {
     /// "deny"`: `403` at CONNECT, and no violation (a denial is not one).
     @discardableResult
     static func deniedHostGetsForbidden(_ client: HTTPSClient) throws -> ConnectRun {
-        let world = try ConnectWorld(origin: client.origin)
+        let world = try ConnectWorld(origin: client.origin, payload: .small)
         let outcome = try client.fetch(world.url(.small, at: ConnectHost.unlisted), proxyPort: world.denyingProxy.forwardPort,
                                        trusting: world.originRoot, in: world.directory)
         #expect(outcome.exitStatus != 0)

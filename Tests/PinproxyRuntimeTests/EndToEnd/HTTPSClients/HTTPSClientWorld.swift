@@ -22,12 +22,15 @@ enum ConnectHost {
     static let unlisted = "files.example.net"
 }
 
-/// What a client fetches: a small body for the intercepted host, 64 MiB for
-/// the blind tunnel (SPEC §3.1: relayed byte-exact with back-pressure).
+/// What a client fetches: 1 MiB through interception (past the relay's
+/// 512 KiB high watermark, so a client slower than the origin has
+/// back-pressure pause and resume the upstream inside the intercepted
+/// tunnel), 64 MiB through the blind tunnel (SPEC §3.1: relayed byte-exact
+/// with back-pressure).
 enum Payload: CaseIterable {
     case small, large
 
-    var size: Int { self == .small ? 64 << 10 : 64 << 20 }
+    var size: Int { self == .small ? 1 << 20 : 64 << 20 }
 }
 
 /// A body as length and SHA-256 (lower-case hex): what a client must have received.

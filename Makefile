@@ -9,8 +9,11 @@ DESTDIR ?=
 BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix
 # systemd: systemd-analyze, for the unit checks (Tests/Tools/check-systemd-units.sh).
 # golang-go, default-jre-headless: Go's crypto/x509 and Java's PKIX validator, the
-# independent checks that the interception CA's name constraints hold.
-TEST_PACKAGES := curl openssl python3 systemd golang-go default-jre-headless
+# independent checks that the interception CA's name constraints hold; also the Go
+# and Java HTTPS clients run through CONNECT (Tests/.../EndToEnd/HTTPSClients).
+# python3-requests: Python's most used HTTPS client, run through CONNECT by those suites.
+# git: git clone over HTTPS through CONNECT, from a git http-backend origin, in those suites.
+TEST_PACKAGES := curl openssl python3 systemd golang-go default-jre-headless python3-requests git
 ARGS ?=
 
 .PHONY: all deps build release run test test-sanitizers bench fuzz soak install uninstall clean

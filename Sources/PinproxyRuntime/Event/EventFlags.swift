@@ -10,6 +10,8 @@ enum EventFlags {
     static let persistentSignal = Int16(EV_SIGNAL | EV_PERSIST)
     /// `event_active`'s `res` argument for a write.
     static let activeWrite = Int32(EV_WRITE)
+    /// `event_active`'s `res` argument for a read.
+    static let activeRead = Int32(EV_READ)
 
     /// Whether an event callback's `what` says its timeout ran out.
     static func timedOut(_ what: Int16) -> Bool { what & Int16(EV_TIMEOUT) != 0 }

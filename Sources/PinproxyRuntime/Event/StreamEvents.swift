@@ -150,6 +150,14 @@ final class StreamEvents {
         readArmed = true
     }
 
+    /// Runs the read callback on the loop's next pass, when the read event
+    /// is armed: for bytes the stream already holds above the socket (a TLS
+    /// stream's records read ahead) that no readiness of the socket will announce.
+    func activateRead() {
+        guard let readEvent, isOpen, readArmed else { return }
+        event_active(readEvent, EventFlags.activeRead, 0)
+    }
+
     func disarmRead() {
         if let readEvent, readArmed { event_del(readEvent) }
         readArmed = false

@@ -162,6 +162,12 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     func startReading(timeout: EventTimeout?) {
         events.wantReading(timeout: timeout, armNow: isOpenForData)
+        // Read-ahead may already hold records: the handshake's last read(2) takes a
+        // request sent in the same segment as the client's Finished (Java's
+        // HttpClient does), and a reader whose input filled up leaves records
+        // undecrypted. The socket will never announce those bytes, so the
+        // loop's next pass reads them.
+        if isOpenForData, connection?.hasBufferedRecords == true { events.activateRead() }
     }
 
     func stopReading() { events.stopReading() }

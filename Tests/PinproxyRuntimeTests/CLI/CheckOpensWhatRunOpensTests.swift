@@ -22,7 +22,7 @@ struct CheckOpensWhatRunOpensTests {
              named: { garbage, _ in "$.trust_store: load trust store \(garbage)" }),
         Case(name: "a CRL file that is not a CRL",
              members: { garbage, _ in #""hosts": { "api.example.com": { "policy": "default", "crl_files": ["\#(garbage)"] } },"# },
-             named: { garbage, _ in "$.hosts[\"api.example.com\"]: \(garbage)" }),
+             named: { garbage, _ in "$.hosts[\"api.example.com\"].crl_files[0]: \(garbage)" }),
         Case(name: "an interception ca_dir with no CA in it",
              members: { _, directory in #""interception": { "ca_dir": "\#(directory)/no-ca" }, "hosts": { "api.example.com": { "policy": "default" } },"# },
              named: { _, directory in "$.interception.ca_dir" }),

@@ -54,8 +54,10 @@ struct ServiceReloadRejectionTests {
         try service.writeConfiguration()
         let built = try rejection(in: try reloadLines(service, process), count: 2)
         #expect(built.count == 2, "stderr:\n\(built.joined(separator: "\n"))")
-        #expect(built.first?.hasPrefix("reload: $.hosts[\"a.example.com\"]: \(garbage)") == true, "\(built)")
-        #expect(built.last?.hasPrefix("reload: $.hosts[\"b.example.com\"]: \(garbage)") == true, "\(built)")
+        #expect(built.first?.hasPrefix("reload: \(file):") == true, "\(built)")
+        #expect(built.first?.contains(#": $.hosts["a.example.com"].anchors[0]: \#(garbage): "#) == true, "\(built)")
+        #expect(built.last?.hasPrefix("reload: \(file):") == true, "\(built)")
+        #expect(built.last?.contains(#": $.hosts["b.example.com"].certificates[0]: \#(garbage): "#) == true, "\(built)")
 
         #expect(!process.stderrText.contains("\\n"), "a literal \\n joins problems into one record:\n\(process.stderrText)")
         let denied = try Curl.run(["-x", service.proxy, "http://api.example.com/"])

@@ -104,6 +104,8 @@ public enum ConfigurationLoader {
             throw ConfigurationError(source: source, problems: diagnostics.problems)
         }
         configuration.policies = PolicyTable(rules: rules, defaultPolicy: defaultPolicy)
+        configuration.source = source
+        configuration.fileReferences = diagnostics.fileReferences
         return (configuration, diagnostics.warnings)
     }
 

@@ -6,7 +6,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 # Debian packages the build and the tests need (checked with dpkg, installed when missing).
 # publicsuffix: /usr/share/publicsuffix, read by the daemon (a wildcard never covers a public suffix).
-BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix
+# zlib1g-dev: zlib's header, for `pinproxy tail` on rotated .gz logs.
+BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix zlib1g-dev
 # systemd: systemd-analyze, for the unit checks (Tests/Tools/check-systemd-units.sh).
 # golang-go, default-jre-headless: Go's crypto/x509 and Java's PKIX validator, the
 # independent checks that the interception CA's name constraints hold.

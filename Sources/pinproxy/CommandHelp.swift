@@ -107,11 +107,13 @@ enum CommandHelp {
                                  [--since DURATION|TIME] [-c FILE] [FILE|-]
 
             Prints the violation log as one readable line per event. Reads FILE, or standard
-            input for -, else the configuration's violation_log. Rotated .gz files are read
-            too. Colour only on a terminal, and never when NO_COLOR is set.
+            input for -, else the configuration's violation_log. Rotated .gz files (and gzip
+            on standard input) are decompressed. Colour only on a terminal, and never when
+            NO_COLOR is set to a non-empty value.
 
               -f, --follow        keep printing new events, across rotation by rename (like
-                                  tail -F); waits for a file that does not exist yet
+                                  tail -F); waits for a file that does not exist yet; with
+                                  -, prints each event as it arrives until end of input
               -n, --lines N       first print the last N matching events (default 10)
               --json              print the raw JSON lines
               --host PATTERN      only events for hosts matching PATTERN (a hosts key:

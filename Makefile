@@ -6,14 +6,16 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 # Debian packages the build and the tests need (checked with dpkg, installed when missing).
 # publicsuffix: /usr/share/publicsuffix, read by the daemon (a wildcard never covers a public suffix).
-BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix
+# zlib1g-dev: zlib's header, for `pinproxy tail` on rotated .gz logs.
+BUILD_PACKAGES := libevent-dev libssl-dev pkg-config publicsuffix zlib1g-dev
 # systemd: systemd-analyze, for the unit checks (Tests/Tools/check-systemd-units.sh).
 # golang-go, default-jre-headless: Go's crypto/x509 and Java's PKIX validator, the
 # independent checks that the interception CA's name constraints hold; also the Go
 # and Java HTTPS clients run through CONNECT (Tests/.../EndToEnd/HTTPSClients).
 # python3-requests: Python's most used HTTPS client, run through CONNECT by those suites.
 # git: git clone over HTTPS through CONNECT, from a git http-backend origin, in those suites.
-TEST_PACKAGES := curl openssl python3 systemd golang-go default-jre-headless python3-requests git
+# man-db: `man -l`, which the install tests render the man pages with.
+TEST_PACKAGES := curl openssl python3 systemd golang-go default-jre-headless python3-requests git man-db
 ARGS ?=
 
 .PHONY: all deps build release run test test-sanitizers bench fuzz soak install uninstall clean
@@ -97,6 +99,10 @@ soak: release
 #                                                and /usr/lib/systemd/system, /etc/systemd/system
 #                                                stays the administrator's (overrides).
 #   $(PREFIX)/share/doc/pinproxy/README.md       0644, the units' Documentation=
+#   $(PREFIX)/share/doc/pinproxy/{configuration,http,logs}.md
+#                                                0644, the user reference (docs/)
+#   $(PREFIX)/share/man/man8/pinproxy.8, pinproxy-ca.8, man5/pinproxy.json.5
+#                                                0644, plain man(7) roff, no build step
 #   /etc/pinproxy/pinproxy.json                  0644, only when absent: never overwrites a config
 #   /etc/logrotate.d/pinproxy                    0644
 # BINARY installs a binary built elsewhere (a packaging build; the tests install
@@ -104,21 +110,31 @@ soak: release
 RELEASE_BINARY := .build/release/pinproxy
 BINARY ?= $(RELEASE_BINARY)
 UNIT_DIR = $(PREFIX)/lib/systemd/system
+DOC_DIR = $(PREFIX)/share/doc/pinproxy
+MAN5_DIR = $(PREFIX)/share/man/man5
+MAN8_DIR = $(PREFIX)/share/man/man8
+REFERENCE_DOCS := configuration.md http.md logs.md
+MAN8_PAGES := pinproxy.8 pinproxy-ca.8
+MAN5_PAGES := pinproxy.json.5
 INSTALLED_FILES = $(DESTDIR)$(PREFIX)/bin/pinproxy \
 	$(DESTDIR)$(UNIT_DIR)/pinproxy.service $(DESTDIR)$(UNIT_DIR)/pinproxy.socket \
-	$(DESTDIR)$(PREFIX)/share/doc/pinproxy/README.md \
+	$(DESTDIR)$(DOC_DIR)/README.md $(addprefix $(DESTDIR)$(DOC_DIR)/,$(REFERENCE_DOCS)) \
+	$(addprefix $(DESTDIR)$(MAN8_DIR)/,$(MAN8_PAGES)) $(addprefix $(DESTDIR)$(MAN5_DIR)/,$(MAN5_PAGES)) \
 	$(DESTDIR)/etc/logrotate.d/pinproxy
 
 install: $(if $(filter $(RELEASE_BINARY),$(BINARY)),release)
-	install -d -m 0755 $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNIT_DIR) $(DESTDIR)$(PREFIX)/share/doc/pinproxy \
-	  $(DESTDIR)/etc/pinproxy $(DESTDIR)/etc/logrotate.d
+	install -d -m 0755 $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNIT_DIR) $(DESTDIR)$(DOC_DIR) \
+	  $(DESTDIR)$(MAN5_DIR) $(DESTDIR)$(MAN8_DIR) $(DESTDIR)/etc/pinproxy $(DESTDIR)/etc/logrotate.d
 	install -m 0755 $(BINARY) $(DESTDIR)$(PREFIX)/bin/pinproxy
 	for unit in pinproxy.service pinproxy.socket; do \
 	  sed -e 's|/usr/local/bin/pinproxy|$(PREFIX)/bin/pinproxy|g' \
 	      -e 's|/usr/local/share/doc/pinproxy|$(PREFIX)/share/doc/pinproxy|g' systemd/$$unit > $(DESTDIR)$(UNIT_DIR)/$$unit && \
 	  chmod 0644 $(DESTDIR)$(UNIT_DIR)/$$unit || exit 1; \
 	done
-	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/pinproxy/README.md
+	install -m 0644 README.md $(DESTDIR)$(DOC_DIR)/README.md
+	install -m 0644 $(addprefix docs/,$(REFERENCE_DOCS)) $(DESTDIR)$(DOC_DIR)/
+	install -m 0644 $(addprefix docs/,$(MAN8_PAGES)) $(DESTDIR)$(MAN8_DIR)/
+	install -m 0644 $(addprefix docs/,$(MAN5_PAGES)) $(DESTDIR)$(MAN5_DIR)/
 	install -m 0644 etc/logrotate.d/pinproxy $(DESTDIR)/etc/logrotate.d/pinproxy
 	@if [ -e $(DESTDIR)/etc/pinproxy/pinproxy.json ]; then \
 	  echo "make: keeping the existing $(DESTDIR)/etc/pinproxy/pinproxy.json (example: etc/pinproxy/pinproxy.json)"; \
@@ -131,7 +147,7 @@ install: $(if $(filter $(RELEASE_BINARY),$(BINARY)),release)
 # Removes what `install` put there, except the configuration (like apt's remove, not purge).
 uninstall:
 	rm -f $(INSTALLED_FILES)
-	rmdir $(DESTDIR)$(PREFIX)/share/doc/pinproxy 2>/dev/null || true
+	rmdir $(DESTDIR)$(DOC_DIR) 2>/dev/null || true
 	@if [ -e $(DESTDIR)/etc/pinproxy/pinproxy.json ]; then echo "make: kept $(DESTDIR)/etc/pinproxy/pinproxy.json"; fi
 
 clean:

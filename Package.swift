@@ -29,10 +29,16 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CGlibcMalloc"),
+        // `pinproxy tail` reads logrotate's .gz files (GzipDecoder).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(name: "PinproxyCore", swiftSettings: releaseSettings),
         .target(
             name: "PinproxyRuntime",
-            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc"],
+            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc", "CZlib"],
             swiftSettings: releaseSettings
         ),
         .executableTarget(

@@ -5,7 +5,10 @@ import PinproxyRuntime
 /// `pinproxy check`: validate a configuration the way `run` would, without
 /// serving (relayd's `-n`): every problem at once, each with its JSON path
 /// and a hint; then every file the policies name is loaded with OpenSSL, so
-/// a garbage PEM fails here rather than at start. Exit 0 or 1 (SPEC §1).
+/// a garbage PEM fails here rather than at start, and the violation log is
+/// opened as `run` opens it (`ViolationLogAccess`: nothing is written), so a
+/// log in a missing or read-only directory fails here, not as run's exit 3.
+/// Exit 0 or 1 (SPEC §1).
 enum CheckCommand {
     static func execute(_ invocation: Invocation) -> Int32 {
         let path = invocation.configPath ?? Invocation.defaultConfigPath
@@ -20,6 +23,12 @@ enum CheckCommand {
             Console.error("\(error)")
             return 1
         }
+        // SPEC §1: the log `run` opens at start (exit 3 when it cannot), checked with the same open.
+        let log = ViolationLogAccess.check(path: configuration.violationLogPath)
+        if let warning = log.warning { Console.error("warning: \(warning)") }
+        if let error = log.error {
+            Console.error("\(path): \(error) (`pinproxy run` would exit 3; create the directory or fix its permissions)")
+        }
         let interception: InterceptionAuthority?
         do {
             let loaded = try PolicyProbe.load(configuration, configPath: path)
@@ -29,6 +38,7 @@ enum CheckCommand {
             Console.error("\(path): a file the configuration names cannot be used:\n\(error)")
             return 1
         }
+        guard log.error == nil else { return 1 }
         var lines = summary(of: configuration, path: path)
         var status: Int32 = 0
         if let interception {

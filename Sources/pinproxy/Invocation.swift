@@ -1,5 +1,6 @@
 import Foundation
 import PinproxyCore
+import PinproxyRuntime
 
 /// The parsed command line (SPEC §1). Parsing is strict: an unknown flag, a
 /// flag of another subcommand, or a missing value is a usage error (exit 2),
@@ -10,6 +11,9 @@ struct Invocation {
     }
 
     var command: Command = .run
+    /// Whether the command line named the subcommand (`run --help` is run's
+    /// help; a bare `--help` is the overview).
+    var namesCommand = false
     var configPath: String?
     var logLevel: String?
     var positional: [String] = []
@@ -41,6 +45,7 @@ struct Invocation {
         var rest = arguments[...]
         if let first = rest.first, let command = Command(rawValue: first) {
             self.command = command
+            namesCommand = true
             rest = rest.dropFirst()
         }
         var readsCertificates = false
@@ -66,7 +71,11 @@ struct Invocation {
             case "--config", "-c": configPath = try flagValue("a file path")
             case "--log-level":
                 try require([.run], flag)
-                logLevel = try flagValue("one of error, warning, info, debug")
+                let level = try flagValue("one of \(CommandHelp.logLevels)")
+                guard Logger.Level(rawValue: level) != nil else {
+                    throw UsageError(description: "--log-level \(level): expected one of \(CommandHelp.logLevels)")
+                }
+                logLevel = level
             case "-f", "--follow":
                 try require([.tail], flag)
                 follow = true
@@ -165,24 +174,27 @@ struct Invocation {
     pinproxy — certificate pinning for programs that speak plain HTTP
 
     usage:
-      pinproxy run    [--config FILE] [--log-level LEVEL]   the daemon (the default subcommand)
-      pinproxy check  [--config FILE]                       validate a config, load its files, print a summary
-      pinproxy pins   HOST[:PORT] [--config FILE]           print the SPKI pins a live host serves (not validated)
-      pinproxy pins   --cert FILE...                        print the SPKI pins of certificate files
-      pinproxy probe  HOST[:PORT] [--config FILE]           evaluate the configured policy against a live host
-      pinproxy probe  HOST[:PORT] --chain FILE [--at TIME]  the same against a PEM chain, without connecting
-      pinproxy tail   [-f] [-n N] [--json] [--host PATTERN] [--reason R] [--since 10m|RFC3339] [FILE]
-                                                            print the violation log, readable
-      pinproxy ca     init|show|export|install [--config FILE]
-                                                            the local CA for intercepted CONNECTs (interception.ca_dir):
-                                                            init creates or re-issues it for the config's hosts, show
-                                                            prints its names and expiry, export prints the root (PEM),
-                                                            install adds the root to the system store
-      pinproxy --version | --help
+      pinproxy run    [-c FILE] [--log-level LEVEL]   the daemon (the default subcommand)
+      pinproxy check  [-c FILE]                       validate a config, load its files, print a summary
+      pinproxy pins   HOST[:PORT] [-c FILE]           print the SPKI pins a live host serves (not validated)
+      pinproxy pins   --cert FILE...                  print the SPKI pins of certificate files
+      pinproxy probe  HOST[:PORT] [-c FILE]           evaluate the configured policy against a live host
+      pinproxy probe  HOST[:PORT] [-c FILE] --chain FILE [--at TIME]
+                                                      the same against a PEM chain, without connecting
+      pinproxy tail   [-f] [-n N] [--json] [--host PATTERN] [--reason R] [--since 10m|RFC3339] [-c FILE] [FILE|-]
+                                                      print the violation log, readable
+      pinproxy ca     init|show|export|install [-c FILE]
+                                                      the local CA for intercepted CONNECTs (interception.ca_dir):
+                                                      init creates or re-issues it for the config's hosts, show
+                                                      prints its names and expiry, export prints the root (PEM),
+                                                      install adds the root to the system store
+      pinproxy --version | --help | COMMAND --help
 
+    -c FILE is short for --config FILE. LEVEL is one of \(CommandHelp.logLevels) (default info).
     --config defaults to \(defaultConfigPath); `run` without it and without that
     file runs on built-in defaults: a forward proxy on 127.0.0.1:8080.
-    `tail` reads FILE, else the config's violation_log, else the built-in default.
+    `tail` reads FILE (- is standard input), else the config's violation_log, else the
+    built-in default. `pinproxy COMMAND --help` describes one command.
 
     exit codes: 0 success, 1 validation failed or probe rejected, 2 usage error,
     3 runtime failure (cannot connect, cannot open the log)

@@ -11,7 +11,7 @@ do {
     exit(2)
 }
 if invocation.showHelp {
-    Console.print(Invocation.help)
+    Console.print(invocation.namesCommand ? CommandHelp.text(for: invocation.command) : Invocation.help)
     exit(0)
 }
 if invocation.showVersion {

@@ -17,6 +17,8 @@ treats every connection according to --mode, one thread per connection:
                     then drain (lingering close, as nginx does) and close
   cl-and-te         complete the handshake, read the request head, answer with
                     both Content-Length and Transfer-Encoding: chunked
+  plain-http        no TLS at all: read what arrives (a ClientHello) and answer
+                    400 in plain HTTP, as an HTTP server on that port would
 
 Each connection's summary goes to --events as one JSON line
 ({"mode", "handshake_ok", "head_bytes", "drained", "error"}).
@@ -55,6 +57,13 @@ def reset_handshake(raw, summary):
     summary["head_bytes"] = len(raw.recv(65536))  # the ClientHello
     # SO_LINGER with a zero timeout turns close() into an RST.
     raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def plain_http(raw, summary):
+    raw.settimeout(10)
+    summary["head_bytes"] = len(raw.recv(65536))  # a ClientHello, to an HTTP server garbage
+    raw.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 12\r\n"
+                b"Connection: close\r\n\r\nBad Request\n")
 
 
 def serve_tls(raw, context, opts, summary):
@@ -109,6 +118,8 @@ def handle(raw, context, opts):
     try:
         if opts.mode == "reset-handshake":
             reset_handshake(raw, summary)
+        elif opts.mode == "plain-http":
+            plain_http(raw, summary)
         else:
             serve_tls(raw, context, opts, summary)
     except (OSError, ValueError, EOFError, ssl.SSLError) as error:
@@ -121,7 +132,7 @@ def handle(raw, context, opts):
                     events.write(json.dumps(summary) + "\n")
 
 
-MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "early-answer", "cl-and-te"]
+MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "early-answer", "cl-and-te", "plain-http"]
 
 
 def main():

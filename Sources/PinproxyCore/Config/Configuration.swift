@@ -22,6 +22,10 @@ public struct Configuration: Sendable {
     public var interception: Interception?
     /// `connect_ports`: the ports a CONNECT may name (SPEC §3.1); others get 403.
     public var connectPorts: Set<UInt16> = [443]
+    /// The file this configuration was read from (`<text>`, `<built-in defaults>`).
+    public var source = "<built-in defaults>"
+    /// Every member that names a file, for messages about the file's contents.
+    public var fileReferences: [FileReference] = []
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,

@@ -8,6 +8,8 @@ import Foundation
 struct ConfigurationDiagnostics {
     private(set) var problems: [ConfigurationProblem] = []
     private(set) var warnings: [ConfigurationWarning] = []
+    /// Every member `requireReadableFile` was asked about, in file order.
+    private(set) var fileReferences: [FileReference] = []
     /// The instant "expires within 30 days" is measured from.
     let now: Date
 
@@ -92,6 +94,7 @@ struct ConfigurationDiagnostics {
     /// `allowDirectory`, a readable directory).
     mutating func requireReadableFile(_ file: String, at path: JSONPath, _ value: JSONValue, what: String,
                                       allowDirectory: Bool = false) {
+        fileReferences.append(FileReference(path: path.description, line: value.position.line, file: file))
         var isDirectory: ObjCBool = false
         let manager = FileManager.default
         if !manager.fileExists(atPath: file, isDirectory: &isDirectory) {

@@ -104,6 +104,8 @@ public enum ConfigurationLoader {
             throw ConfigurationError(source: source, problems: diagnostics.problems)
         }
         configuration.policies = PolicyTable(rules: rules, defaultPolicy: defaultPolicy)
+        configuration.source = source
+        configuration.fileReferences = diagnostics.fileReferences
         return (configuration, diagnostics.warnings)
     }
 
@@ -114,8 +116,10 @@ public enum ConfigurationLoader {
         case .string("default"): return .policy(.standard)
         case .string("deny"): return .deny
         case .string(let text):
+            // Only spellings that load: "block" as a policy name would be rejected in turn.
+            let example = PolicyKind(rawValue: text) != nil ? #"{ "policy": "\#(text)", … }"# : #"{ "policy": "default" }"#
             diagnostics.problem(path, value, "unknown default_policy \"\(text)\"",
-                                hint: "use \"default\", \"deny\", or a policy object such as { \"policy\": \"\(text)\", … }")
+                                hint: "use \"default\", \"deny\" (403 for every unlisted host), or a policy object such as \(example)")
             return nil
         case .object:
             return PolicySection.parse(value, at: path, isDefaultPolicy: true, into: &diagnostics).map { .policy($0) }

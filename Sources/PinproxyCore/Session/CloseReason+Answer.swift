@@ -38,9 +38,11 @@ extension CloseReason {
         case let .connectTimedOut(upstream, _):
             return ProxyErrorResponse(status: 504, proxyStatusError: .connectionTimeout,
                                       message: "Connecting to the upstream \(upstream) timed out.")
-        case let .tlsFailed(upstream, _):
+        case let .tlsFailed(upstream, detail):
+            // The detail is OpenSSL's or pinproxy's words about the handshake
+            // (never peer data): what a client's operator needs to fix it.
             return ProxyErrorResponse(status: 502, proxyStatusError: .tlsProtocolError,
-                                      message: "The TLS connection to the upstream \(upstream) failed.")
+                                      message: "The TLS connection to the upstream \(upstream) failed: \(detail).")
         case let .trustBlocked(upstream, reason):
             return ProxyErrorResponse(status: 502, proxyStatusError: .tlsCertificateError, details: reason.rawValue,
                                       message: "pinproxy blocked \(upstream): its certificate failed the trust policy (\(reason.rawValue)).")

@@ -68,13 +68,18 @@ public final class Daemon: @unchecked Sendable {
         }
         shared = SharedDaemonState(logger: logger,
                                    violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst))
-        sockets = ListeningSockets(inherited: Self.inheritedDescriptors(options.environment, logger: logger))
+        sockets = ListeningSockets(inherited: SocketActivation.inheritedListeners(environment: options.environment))
         let loopCount = max(1, configuration.threads)
         let (descriptors, failures) = sockets.update(for: configuration.listeners, added: configuration.listeners,
                                                      loops: loopCount)
         var built: [LoopWorker] = []
         do {
             if let failure = failures.first { throw failure }
+            let unmatched = sockets.unadopted
+            if !unmatched.isEmpty {
+                throw SocketActivationMismatch(unmatched: unmatched,
+                                               listeners: configuration.listeners.map { "\($0.address)" })
+            }
             for index in 0..<loopCount {
                 let worker = try LoopWorker(configuration: active, shared: shared,
                                             resolvConf: options.environment["PINPROXY_RESOLV_CONF"])
@@ -84,6 +89,7 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             descriptors.dropFirst(built.count).forEach { $0.values.forEach { close($0.descriptor) } }
             sockets.closeAll()
+            sockets.closeUnadopted()
             file.close()
             throw .runtime("\(error)")
         }
@@ -201,15 +207,6 @@ public final class Daemon: @unchecked Sendable {
     func statusLine() -> String {
         "generation \(generation), \(shared.openConnections.load(ordering: .relaxed)) connections, "
             + "\(shared.violations.recordedCount.load(ordering: .relaxed)) violations"
-    }
-
-    private static func inheritedDescriptors(_ environment: [String: String], logger: Logger) -> [String: Int32] {
-        var table: [String: Int32] = [:]
-        for socket in SocketActivation.inheritedListeners(environment: environment) {
-            guard let address = socket.address else { continue }
-            table[address] = socket.fd
-        }
-        return table
     }
 }
 

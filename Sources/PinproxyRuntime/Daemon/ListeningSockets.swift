@@ -11,13 +11,37 @@ import PinproxyCore
 final class ListeningSockets {
     private var byAddress: [String: ListeningSocket] = [:]
     /// Socket-activated descriptors by `ip:port`, adopted when a listener names their address.
-    private var inherited: [String: Int32]
+    private var inherited: [String: InheritedSocket] = [:]
+    /// Inherited descriptors no listener can adopt: not IPv4/IPv6, or a second one for an address.
+    private var unadoptable: [InheritedSocket] = []
 
-    init(inherited: [String: Int32]) {
-        self.inherited = inherited
+    init(inherited sockets: [InheritedSocket]) {
+        for socket in sockets {
+            if let address = socket.address, inherited[address] == nil {
+                inherited[address] = socket
+            } else {
+                unadoptable.append(socket)
+            }
+        }
     }
 
-    deinit { closeAll() }
+    deinit {
+        closeAll()
+        closeUnadopted()
+    }
+
+    /// The inherited descriptors no listener has taken (SPEC §5: an error at
+    /// start), in descriptor order.
+    var unadopted: [InheritedSocket] {
+        (Array(inherited.values) + unadoptable).sorted { $0.fd < $1.fd }
+    }
+
+    /// Closes the inherited descriptors no listener took.
+    func closeUnadopted() {
+        unadopted.forEach { Glibc.close($0.fd) }
+        inherited.removeAll()
+        unadoptable.removeAll()
+    }
 
     /// The address a listener binds: its IP literal (`localhost` is 127.0.0.1).
     static func socketAddress(of listener: ListenerConfiguration) throws -> SocketAddress {
@@ -74,7 +98,7 @@ final class ListeningSockets {
     }
 
     private func adoptOrBind(_ key: String, _ listener: ListenerConfiguration) throws -> ListeningSocket {
-        if let descriptor = inherited.removeValue(forKey: key) { return ListeningSocket(adopting: descriptor) }
+        if let socket = inherited.removeValue(forKey: key) { return ListeningSocket(adopting: socket.fd) }
         return try ListeningSocket.bind(Self.socketAddress(of: listener))
     }
 }

@@ -55,7 +55,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         do {
             trustStore = try TrustStore.system(path: configuration.trustStorePath)
         } catch {
-            throw RuntimeError.message("$.trust_store: \(error)")
+            throw RuntimeError.message(Self.located(error, configuration.trustStorePath ?? "", under: "$.trust_store", in: configuration))
         }
         // SPEC §2.3: a wildcard never covers a public suffix; the list is parsed again only when the file changed.
         let publicSuffixes: PublicSuffixList
@@ -72,7 +72,7 @@ final class ActiveConfiguration: @unchecked Sendable {
                 policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore,
                                                         publicSuffixes: publicSuffixes, contexts: contexts)
             } catch {
-                problems.append("$.hosts[\"\(rule.key)\"]: \(error)")
+                problems.append(Self.located(error, under: "$.hosts[\"\(rule.key)\"]", in: configuration))
             }
         }
         var fallback: PreparedPolicy?
@@ -81,12 +81,23 @@ final class ActiveConfiguration: @unchecked Sendable {
                 fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore,
                                               publicSuffixes: publicSuffixes, contexts: contexts)
             } catch {
-                problems.append("$.default_policy: \(error)")
+                problems.append(Self.located(error, under: "$.default_policy", in: configuration))
             }
         }
         guard problems.isEmpty else { throw RuntimeError.message(problems.joined(separator: "\n")) }
         rulePolicies = policies
         defaultPolicy = fallback
+    }
+
+    /// `error` at the line of the member that names its file
+    /// (`FILE:LINE: $.hosts["x"].anchors[0]: /path: what is wrong`), else at `pathPrefix`.
+    private static func located(_ error: any Error, _ file: String? = nil, under pathPrefix: String,
+                                in configuration: Configuration) -> String {
+        let named = (error as? FileLoadError)?.path ?? file
+        guard let named, let location = configuration.location(ofFile: named, under: pathPrefix) else {
+            return "\(pathPrefix): \(error)"
+        }
+        return "\(location): \(error)"
     }
 
     /// File-backed findings that do not stop pinproxy but must not pass

@@ -126,7 +126,7 @@ final class UpstreamConnector: ByteStreamDelegate {
         if let verdict = connection.handshake.verdict, !verdict.decision.permitsRelay, let peer {
             finish(.failure(.blocked(verdict, peer: peer)))
         } else if case let .tlsFailed(detail) = ending {
-            finish(.failure(.tls(detail)))
+            finish(.failure(.tls(UpstreamHandshakeFailure.detail(openSSL: detail, peer: peer))))
         } else {
             finish(.failure(.tls("TLS handshake with \(peer.map { "\($0)" } ?? "upstream") failed (\(ending))")))
         }

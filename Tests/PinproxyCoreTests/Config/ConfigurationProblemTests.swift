@@ -136,7 +136,7 @@ struct ConfigurationProblemTests {
              problem: .init(path: #"$.hosts["a.com"].enforce"#, line: 1, message: "expected true or false, found a string")),
         Case(name: "unknown default_policy string", text: #"{ "default_policy": "pin-public-keys" }"#,
              problem: .init(path: "$.default_policy", line: 1, message: #"unknown default_policy "pin-public-keys""#,
-                            hint: #"use "default", "deny", or a policy object such as { "policy": "pin-public-keys", … }"#)),
+                            hint: #"use "default", "deny" (403 for every unlisted host), or a policy object such as { "policy": "pin-public-keys", … }"#)),
         Case(name: "syntax error", text: "{\n  \"threads\": 1,\n  \"log_burst\" 2\n}",
              problem: .init(path: "$", line: 3, message: #"column 15: expected ':' after key "log_burst" near ""log_burst" 2""#,
                             hint: "JSON with // or /* */ comments and trailing commas is accepted")),

@@ -76,7 +76,35 @@ import Testing
             """, directory: directory), to: "garbage.json")
         let result = try PinproxyBinary.run(["check", "--config", file])
         #expect(result.status == 1)
-        #expect(result.errorOutput.contains("$.hosts[\"internal.example\"]: \(garbage)"))
+        // The line of the member that names the file, as every other config problem has.
+        let line = try #require(Self.line(naming: garbage, in: file))
+        #expect(result.errorOutput.contains("\(file):\(line): $.hosts[\"internal.example\"].anchors[0]: \(garbage): "),
+                "stderr:\n\(result.errorOutput)")
+    }
+
+    @Test("a garbage client key names the key file and the config line of client_key, in check and in run")
+    func garbageKey() throws {
+        let directory = try TemporaryDirectory()
+        let certificate = try UpstreamPKI(directory: directory.path).rootFile
+        let key = try directory.write("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n", to: "client.key")
+        let file = try directory.write(Self.config(hosts: """
+            "mtls.example": { "policy": "default",
+              "client_certificate": "\(certificate)",
+              "client_key": "\(key)" }
+            """, directory: directory), to: "garbage-key.json")
+        let line = try #require(Self.line(naming: key, in: file))
+        let located = "\(file):\(line): $.hosts[\"mtls.example\"].client_key: \(key): "
+        let check = try PinproxyBinary.run(["check", "--config", file])
+        #expect(check.status == 1)
+        #expect(check.errorOutput.contains(located), "stderr:\n\(check.errorOutput)")
+        let run = try ChildProcess.run(PinproxyBinary.path, ["run", "--config", file], options: .init(signalMask: .clean), timeout: 20)
+        #expect(run.status == 1)
+        #expect(run.errorOutput.contains(located), "stderr:\n\(run.errorOutput)")
+    }
+
+    /// The 1-based line of `file` on which `text` first appears.
+    static func line(naming text: String, in file: String) -> Int? {
+        contents(of: file).split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(text) }.map { $0 + 1 }
     }
 
     @Test("usage errors exit 2", arguments: [["check", "extra"], ["check", "--config"], ["check", "-f"], ["pins"], ["probe"], ["tail", "-n", "x"], ["tail", "a", "b"], ["pins", "--cert"], ["frobnicate", "--nope"]])

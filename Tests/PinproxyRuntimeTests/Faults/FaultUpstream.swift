@@ -11,6 +11,8 @@ final class FaultUpstream {
         case garbageRecords = "garbage-records"
         case earlyAnswer = "early-answer"
         case contentLengthAndTransferEncoding = "cl-and-te"
+        /// No TLS: an HTTP server on the port the request goes to.
+        case plainHTTP = "plain-http"
     }
 
     /// One line of the server's per-connection log.

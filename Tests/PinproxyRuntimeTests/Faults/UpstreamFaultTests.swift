@@ -93,6 +93,26 @@ struct UpstreamFaultTests {
         #expect(bed.waitForNoSockets().total == 0)
     }
 
+    @Test("an upstream speaking plain HTTP on the port: 502 tls_protocol_error, and body and log line say it does not speak TLS")
+    func plainHTTPUpstream() throws {
+        let bed = try FaultBed(hostile: .fault(.plainHTTP), runtime: .binary)
+        let daemon = try bed.world.startDaemon()
+        let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/10")], timeout: 10)
+        #expect(result.status == 502)
+        #expect(result.header("proxy-status") == "pinproxy; error=tls_protocol_error")
+        // OpenSSL's "wrong version number" alone sends an operator looking for a TLS version setting.
+        let words = "the upstream at 127.0.0.1:\(bed.hostilePort) does not speak TLS on port \(bed.hostilePort)"
+        #expect(result.bodyText.contains(words), "body: \(result.bodyText)")
+        #expect(!result.bodyText.contains("Bad Request"), "the plain-HTTP answer must not reach the client")
+        let line = try daemon.waitForOutput { text in
+            text.split(separator: "\n").first { $0.contains("api.example.com:443: \(words)") }
+        }
+        #expect(line.contains("is it a plain-HTTP port?"))
+        try bed.expectNextRequestServed()
+        daemon.send(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 20) == 0)
+    }
+
     @Test("an upstream answering 413 before the 1 MiB request body is sent: the client gets the 413")
     func answerBeforeRequestBody() throws {
         let bed = try FaultBed(hostile: .fault(.earlyAnswer))

@@ -11,6 +11,12 @@ struct MakeInstallTests {
         "/usr/local/lib/systemd/system/pinproxy.service": 0o644,
         "/usr/local/lib/systemd/system/pinproxy.socket": 0o644,
         "/usr/local/share/doc/pinproxy/README.md": 0o644,
+        "/usr/local/share/doc/pinproxy/configuration.md": 0o644,
+        "/usr/local/share/doc/pinproxy/http.md": 0o644,
+        "/usr/local/share/doc/pinproxy/logs.md": 0o644,
+        "/usr/local/share/man/man8/pinproxy.8": 0o644,
+        "/usr/local/share/man/man8/pinproxy-ca.8": 0o644,
+        "/usr/local/share/man/man5/pinproxy.json.5": 0o644,
         "/etc/pinproxy/pinproxy.json": 0o644,
         "/etc/logrotate.d/pinproxy": 0o644,
     ]
@@ -34,6 +40,36 @@ struct MakeInstallTests {
         let uninstall = try make(["uninstall", "DESTDIR=\(root.path)"])
         #expect(uninstall.status == 0, "\(uninstall.output)\(uninstall.errorOutput)")
         #expect(try Self.regularFiles(under: root.path) == ["/etc/pinproxy/pinproxy.json": 0o644])
+    }
+
+    /// The installed man pages and the NAME line each must render.
+    static let manPages = [
+        ("/usr/local/share/man/man8/pinproxy.8", "pinproxy - certificate-pinning HTTP proxy"),
+        ("/usr/local/share/man/man5/pinproxy.json.5", "pinproxy.json - pinproxy configuration file"),
+        ("/usr/local/share/man/man8/pinproxy-ca.8", "pinproxy ca - create, show, export and install"),
+    ]
+
+    @Test("the installed man pages render with man -l, without a roff warning, and name only pages that exist")
+    func manPagesRender() throws {
+        let root = try TemporaryDirectory()
+        let install = try make(["install", "DESTDIR=\(root.path)"])
+        #expect(install.status == 0, "\(install.output)\(install.errorOutput)")
+        for (page, name) in Self.manPages {
+            let result = try ChildProcess.run("/usr/bin/man", ["--warnings", "-l", root.path + page],
+                                              options: .init(environment: ["MANWIDTH": "80", "LC_ALL": "C"]))
+            #expect(result.status == 0, "\(page): \(result.errorOutput)")
+            #expect(result.errorOutput == "", "\(page) warns:\n\(result.errorOutput)")
+            // Justified text may widen a space: compare with runs of spaces collapsed.
+            let text = result.output.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+            #expect(text.contains(name), "\(page):\n\(result.output.prefix(400))")
+            // SEE ALSO and the text refer to pages by name(section): each of pinproxy's own must be installed.
+            for reference in ["pinproxy(8)", "pinproxy.json(5)", "pinproxy-ca(8)"] where result.output.contains(reference) {
+                let section = reference.dropLast().split(separator: "(").last.map(String.init) ?? ""
+                let file = reference.split(separator: "(").first.map(String.init) ?? ""
+                #expect(FileManager.default.fileExists(atPath: root.path + "/usr/local/share/man/man\(section)/\(file).\(section)"),
+                        "\(page) names \(reference)")
+            }
+        }
     }
 
     @Test("install never overwrites an existing config")

@@ -35,6 +35,24 @@ struct ServiceSocketActivationTests {
         #expect(NotifyListener.states(service.notifications.receive(until: { _ in false }, timeout: 0.1)) == [])
     }
 
+    @Test("an inherited socket that no listener names fails the start with exit 3, naming both addresses",
+          arguments: [false, true])
+    func refusesUnmatchedInheritedSocket(alongsideMatchedOne: Bool) throws {
+        let service = try ServiceUnderTest(body: #""default_policy": "deny", "threads": 1,"#)
+        let stray = ToolPaths.freePort()
+        let sockets: [ChildProcess.Options.ActivatedSocket] = (alongsideMatchedOne ? [.init(port: service.port)] : [])
+            + [.init(port: stray, name: "stray")]
+        try service.launch(.init(signalMask: .clean, activatedSockets: sockets))
+        let process = try service.running()
+        // Silently serving on the configured address while systemd queues the
+        // stray socket's clients is what this start must not do.
+        #expect(process.waitForExit(timeout: 20) == 3, "stderr:\n\(process.stderrText)")
+        let log = process.stderrText
+        #expect(log.contains("fd \(alongsideMatchedOne ? 4 : 3) (127.0.0.1:\(stray), FileDescriptorName=stray)"), "stderr:\n\(log)")
+        #expect(log.contains("matches no configured listener (listeners: 127.0.0.1:\(service.port))"), "stderr:\n\(log)")
+        #expect(NotifyListener.states(service.notifications.receive(until: { _ in false }, timeout: 0.1)) == [])
+    }
+
     /// Inodes of the IPv4 sockets in LISTEN state on 127.0.0.1:`port` (/proc/net/tcp).
     static func listeningInodes(port: UInt16) -> [String] {
         let table = contents(of: "/proc/net/tcp")

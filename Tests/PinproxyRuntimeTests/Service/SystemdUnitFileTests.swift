@@ -26,11 +26,20 @@ struct SystemdUnitFileTests {
 
     @Test("the example config as installed passes pinproxy check (the unit's ExecStartPre=)")
     func exampleConfigChecks() throws {
-        let result = try ChildProcess.run(PinproxyBinary.path, ["check", "--config", "etc/pinproxy/pinproxy.json"],
+        // `check` opens the violation log's directory as `run` does; under the
+        // unit, LogsDirectory=pinproxy has made /var/log/pinproxy before
+        // ExecStartPre=. Here a temporary directory stands in for it, and the
+        // rest of the shipped file is checked as it is.
+        let logs = try TemporaryDirectory()
+        let shipped = contents(of: ToolPaths.repositoryRoot + "/etc/pinproxy/pinproxy.json")
+        #expect(shipped.components(separatedBy: "\"/var/log/pinproxy/violations.jsonl\"").count == 2)
+        let file = try logs.write(shipped.replacingOccurrences(of: "\"/var/log/pinproxy/", with: "\"\(logs.path)/"),
+                                  to: "pinproxy.json")
+        let result = try ChildProcess.run(PinproxyBinary.path, ["check", "--config", file],
                                           options: .inRepository, timeout: 120)
         #expect(result.status == 0, "\(result.errorOutput)")
         #expect(result.errorOutput.isEmpty)
-        #expect(result.output.hasPrefix("etc/pinproxy/pinproxy.json: OK\n"))
+        #expect(result.output.hasPrefix("\(file): OK\n"))
         // No warnings: no single-pin sets and no "disable" policy in what ships.
         #expect(!result.output.contains("warning:"))
         #expect(result.output.contains("  default_policy: default\n"))

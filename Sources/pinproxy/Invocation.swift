@@ -6,7 +6,7 @@ import PinproxyCore
 /// never ignored.
 struct Invocation {
     enum Command: String {
-        case run, check, pins, probe, tail, ca
+        case run, check, pins, probe, tail, ca, status
     }
 
     var command: Command = .run
@@ -78,7 +78,7 @@ struct Invocation {
                 }
                 lineCount = count
             case "--json":
-                try require([.tail], flag)
+                try require([.tail, .status], flag)
                 printsJSON = true
             case "--host":
                 try require([.tail], flag)
@@ -124,7 +124,7 @@ struct Invocation {
 
     private mutating func validateArguments(readsCertificates: Bool) throws(UsageError) {
         switch command {
-        case .run, .check:
+        case .run, .check, .status:
             if let extra = positional.first {
                 throw UsageError(description: "unexpected argument \(extra) (see pinproxy --help)")
             }
@@ -178,6 +178,8 @@ struct Invocation {
                                                             init creates or re-issues it for the config's hosts, show
                                                             prints its names and expiry, export prints the root (PEM),
                                                             install adds the root to the system store
+      pinproxy status [--json] [--config FILE]              the running daemon's counters per listener and rule, pins
+                                                            seen and never seen, leaf expiry, warnings (needs admin.listen)
       pinproxy --version | --help
 
     --config defaults to \(defaultConfigPath); `run` without it and without that

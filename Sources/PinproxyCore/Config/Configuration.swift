@@ -22,6 +22,8 @@ public struct Configuration: Sendable {
     public var interception: Interception?
     /// `connect_ports`: the ports a CONNECT may name (SPEC §3.1); others get 403.
     public var connectPorts: Set<UInt16> = [443]
+    /// `admin` (SPEC §6): where `/metrics` and `/status` are served; nil when absent.
+    public var admin: AdminListener?
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,
@@ -67,6 +69,16 @@ public struct ListenerConfiguration: Sendable, Hashable {
     public init(address: Endpoint, mode: Mode, allowRemote: Bool = false) {
         self.address = address
         self.mode = mode
+        self.allowRemote = allowRemote
+    }
+}
+
+/// `admin` (SPEC §6): the loopback listener of `/metrics` and `/status`.
+public struct AdminListener: Sendable, Hashable {
+    public var address: Endpoint
+    public var allowRemote: Bool
+    public init(address: Endpoint, allowRemote: Bool = false) {
+        self.address = address
         self.allowRemote = allowRemote
     }
 }

@@ -25,8 +25,10 @@ extension Daemon {
         let loop = workers[0].loop
         // Read here, on loop 0: what an unchanged CA is taken over from.
         let previous = workers[0].configuration
+        let metrics = shared.metrics
         reloadQueue.async {
-            let outcome = Self.build(path: path, environment: environment, generation: nextGeneration, previous: previous)
+            let outcome = Self.build(path: path, environment: environment, generation: nextGeneration, previous: previous,
+                                     metrics: metrics)
             loop.execute { daemon.value.finishReload(outcome) }
         }
     }
@@ -38,7 +40,7 @@ extension Daemon {
     }
 
     private static func build(path: String, environment: [String: String], generation: Int,
-                              previous: ActiveConfiguration) -> ReloadOutcome {
+                              previous: ActiveConfiguration, metrics: MetricsRegistry) -> ReloadOutcome {
         var warnings: [String] = []
         let configuration: Configuration
         do {
@@ -51,7 +53,7 @@ extension Daemon {
         }
         do {
             let active = try ActiveConfiguration(configuration: configuration, generation: generation,
-                                                 previous: previous, configPath: path)
+                                                 previous: previous, configPath: path, metrics: metrics)
             return .built(active, warnings: warnings + active.warnings(at: Date()))
         } catch {
             return .rejected(Self.lines(of: error))
@@ -87,6 +89,9 @@ extension Daemon {
         if configuration.threads != workers.count {
             logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
         }
+        if configuration.admin != workers[0].configuration.configuration.admin {
+            logger.log(.warning, "reload", "admin changed; takes effect on restart")
+        }
         generation = active.generation
         let previous = Set(workers[0].configuration.configuration.listeners)
         let (descriptors, failures) = sockets.update(for: configuration.listeners,
@@ -102,6 +107,7 @@ extension Daemon {
                 worker.loop.execute { bound.value.apply(active, descriptors: mine) }
             }
         }
+        shared.metrics.keepRules(of: active)
         logger.log(.info, "reload", "configuration generation \(generation) active")
     }
 }

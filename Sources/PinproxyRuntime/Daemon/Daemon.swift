@@ -19,10 +19,14 @@ public final class Daemon: @unchecked Sendable {
         public var environment: [String: String]
         /// Install SIGHUP/SIGTERM/SIGINT/SIGUSR1 handlers (off for in-process tests).
         public var handlesSignals: Bool
-        public init(configPath: String?, environment: [String: String], handlesSignals: Bool = true) {
+        /// pinproxy's version, for `pinproxy_build_info` and `/status`.
+        public var version: String
+        public init(configPath: String?, environment: [String: String], handlesSignals: Bool = true,
+                    version: String = "unknown") {
             self.configPath = configPath
             self.environment = environment
             self.handlesSignals = handlesSignals
+            self.version = version
         }
     }
 
@@ -45,6 +49,8 @@ public final class Daemon: @unchecked Sendable {
     /// Loop 0's state: a build is under way; another SIGHUP came meanwhile.
     var reloadInProgress = false
     var reloadPending = false
+    /// `admin.listen` (SPEC §6), on loop 0; nil without one.
+    var adminServer: AdminServer?
 
     /// Builds the first generation, opens the violation log and binds every
     /// listener. Throws `DaemonStartError` naming what failed.
@@ -53,9 +59,12 @@ public final class Daemon: @unchecked Sendable {
         self.options = options
         self.logger = logger
         notifier = SystemdNotifier(environment: options.environment)
+        let loopCount = max(1, configuration.threads)
+        let metrics = MetricsRegistry(loops: loopCount)
         let active: ActiveConfiguration
         do {
-            active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: options.configPath)
+            active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: options.configPath,
+                                             metrics: metrics)
         } catch {
             throw .invalidConfiguration("\(error)")
         }
@@ -67,16 +76,16 @@ public final class Daemon: @unchecked Sendable {
             throw .runtime("\(error)")
         }
         shared = SharedDaemonState(logger: logger,
-                                   violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst))
+                                   violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst),
+                                   metrics: metrics)
         sockets = ListeningSockets(inherited: Self.inheritedDescriptors(options.environment, logger: logger))
-        let loopCount = max(1, configuration.threads)
         let (descriptors, failures) = sockets.update(for: configuration.listeners, added: configuration.listeners,
                                                      loops: loopCount)
         var built: [LoopWorker] = []
         do {
             if let failure = failures.first { throw failure }
             for index in 0..<loopCount {
-                let worker = try LoopWorker(configuration: active, shared: shared,
+                let worker = try LoopWorker(index: index, configuration: active, shared: shared,
                                             resolvConf: options.environment["PINPROXY_RESOLV_CONF"])
                 try worker.startListeners(descriptors[index])
                 built.append(worker)
@@ -88,6 +97,15 @@ public final class Daemon: @unchecked Sendable {
             throw .runtime("\(error)")
         }
         workers = built
+        if let admin = configuration.admin {
+            do {
+                try startAdmin(admin)
+            } catch {
+                sockets.closeAll()
+                file.close()
+                throw .runtime("$.admin.listen: \(error)")
+            }
+        }
         for rule in configuration.policies.rules where rule.policy.kind == .disable {
             logger.log(.warning, "config", "\(rule.key): policy \"disable\": no certificate evaluation at all for this host")
         }
@@ -172,6 +190,8 @@ public final class Daemon: @unchecked Sendable {
         notifier?.stopping()
         // The loops close their own descriptors as they drain; the socket closes with the last.
         sockets.closeAll()
+        adminServer?.close()
+        adminServer = nil
         let timeout = workers[0].configuration.timeouts.shutdown
         shutdownTimer = Timer(loop: workers[0].loop) { [unowned self] in
             self.logger.log(.warning, "daemon", "shutdown timeout: closing remaining connections")

@@ -35,6 +35,7 @@ extension ClientSession {
             }
             relayResponse()
         case let .sendResponseHead(bytes, consumedHead, framing, dropsChunkFraming):
+            counters.answered(machine.exchange?.responseStatus ?? 0)
             exchange?.upstream?.stream.input.drain(consumedHead)
             client.write(bytes)
             exchange?.responseBody = BodyRelay(framing: framing, dropsChunkFraming: dropsChunkFraming)
@@ -49,11 +50,16 @@ extension ClientSession {
         case let .nextRequest(reuseUpstream):
             releaseUpstream(reuse: reuseUpstream)
             readRequestHead()
-        case let .openTunnel(consumedHead, target, _):
+        case let .openTunnel(consumedHead, target, rule):
+            worker.configuration.policy(forRule: rule)?.counters.lane(worker.index).requests.add()
             openTunnel(consumedHead: consumedHead, to: target)
         case let .beginTunnel(answer):
+            counters.answered(200)
+            counters.tunnelled.add()
             beginTunnel(answer: answer)
         case let .beginInterception(answer, host):
+            counters.answered(200)
+            counters.intercepted.add()
             beginInterception(answer: answer, host: host)
         case let .answerAndClose(reason):
             finish(reason, answering: true)
@@ -113,6 +119,7 @@ extension ClientSession {
             ? .connect : .http
         let event = exchange.violationEvent(verdict, peer: peer, progress: progress, client: clientAddress,
                                             listener: listener.name, transport: transport)
+        exchange.policy.counters.violation(on: worker.index, reason: event.reason, reported: event.action == .reported)
         worker.sendReport(event, verdict: verdict, policy: exchange.policy.policy)
         // A block's 502 leaves only once the event is durable on disk (SPEC §4).
         worker.record(event) { [weak self] in if blocking { self?.handle(.violationRecorded) } }

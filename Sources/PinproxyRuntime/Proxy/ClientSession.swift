@@ -6,6 +6,8 @@ struct ListenerContext {
     var configuration: ListenerConfiguration
     /// `ip:port` as bound, for logs and the violation log's `listener`.
     var name: String
+    /// This listener's counters; a session writes its loop's lane only.
+    var counters: ListenerCounters
 }
 
 /// One client connection: the executor of its `SessionMachine`, as
@@ -91,7 +93,12 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         exchange = nil
         isClosing = true
         client.stopReading()
-        if answering, let answer = reason.answer { client.write(answer.serialise()) }
+        if answering, let answer = reason.answer {
+            counters.answered(answer.status)
+            client.write(answer.serialise())
+        }
+        if machine.refusedConnect { counters.refusedConnects.add() }
+        if case .requestDenied = reason.cause { counters.denied.add() }
         client.flush()
         if !answering || client.output.isEmpty { closeNow() }
     }
@@ -111,7 +118,12 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         worker.sessionDidClose(self)
     }
 
+    /// This loop's lane of the listener's counters.
+    var counters: ListenerCounters.Lane { listener.counters.lanes[worker.index] }
+
     private func log(_ reason: CloseReason) {
+        // SPEC §6: denied requests are logged, rate-limited (a deny rollout can be a flood).
+        if case .requestDenied = reason.cause, !worker.deniedLog.admit(now: .now, logger: worker.logger) { return }
         let level: Logger.Level = switch reason.severity {
         case .debug: .debug
         case .info: .info

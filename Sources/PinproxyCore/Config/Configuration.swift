@@ -24,6 +24,8 @@ public struct Configuration: Sendable {
     public var connectPorts: Set<UInt16> = [443]
     /// `admin` (SPEC §6): where `/metrics` and `/status` are served; nil when absent.
     public var admin: AdminListener?
+    /// `access_log` (SPEC §6): one JSON line per exchange or CONNECT; nil when absent.
+    public var accessLogPath: String?
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,

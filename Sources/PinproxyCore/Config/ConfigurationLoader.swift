@@ -9,7 +9,7 @@ import Foundation
 public enum ConfigurationLoader {
     static let topLevelKeys = ["listeners", "violation_log", "trust_store", "default_policy", "hosts",
                                "resolve", "timeouts", "limits", "threads", "log_burst", "upstream_reuse",
-                               "interception", "connect_ports", "admin"]
+                               "interception", "connect_ports", "admin", "access_log"]
 
     /// Reads and validates the file at `path`. `now` decides which pins count as
     /// about to expire.
@@ -94,6 +94,11 @@ public enum ConfigurationLoader {
             case "connect_ports":
                 configuration.connectPorts = InterceptionSection.parsePorts(value, at: path, into: &diagnostics)
                     ?? configuration.connectPorts
+            case "access_log":
+                if let text = diagnostics.string(value, at: path) {
+                    if text.isEmpty { diagnostics.problem(path, value, "access_log is empty", hint: "give a file path, or leave access_log out") }
+                    configuration.accessLogPath = text
+                }
             case "admin":
                 // Checked against the listeners once they are all read.
                 adminValue = (value, path)

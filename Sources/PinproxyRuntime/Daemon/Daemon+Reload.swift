@@ -13,6 +13,7 @@ extension Daemon {
         guard !reloadInProgress else { reloadPending = true; return }
         shared.violations.flushSummaries(now: Date(), closingAll: true)
         shared.violations.reopen()
+        shared.accessLog?.reopen()
         guard let path = options.configPath else {
             logger.log(.info, "reload", "running on built-in defaults: no file to reload (violation log reopened)")
             return
@@ -89,8 +90,12 @@ extension Daemon {
         if configuration.threads != workers.count {
             logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
         }
-        if configuration.admin != workers[0].configuration.configuration.admin {
+        let running = workers[0].configuration.configuration
+        if configuration.admin != running.admin {
             logger.log(.warning, "reload", "admin changed; takes effect on restart")
+        }
+        if configuration.accessLogPath != running.accessLogPath {
+            logger.log(.warning, "reload", "access_log changed; takes effect on restart")
         }
         generation = active.generation
         let previous = Set(workers[0].configuration.configuration.listeners)

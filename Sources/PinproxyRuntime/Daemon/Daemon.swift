@@ -75,9 +75,18 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw .runtime("\(error)")
         }
+        var accessLog: AccessLogFile?
+        if let path = configuration.accessLogPath {
+            do {
+                accessLog = try AccessLogFile(path: path, logger: logger)
+            } catch {
+                file.close()
+                throw .runtime("$.access_log: \(error)")
+            }
+        }
         shared = SharedDaemonState(logger: logger,
                                    violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst),
-                                   metrics: metrics)
+                                   metrics: metrics, accessLog: accessLog)
         sockets = ListeningSockets(inherited: Self.inheritedDescriptors(options.environment, logger: logger))
         let (descriptors, failures) = sockets.update(for: configuration.listeners, added: configuration.listeners,
                                                      loops: loopCount)
@@ -94,6 +103,7 @@ public final class Daemon: @unchecked Sendable {
             descriptors.dropFirst(built.count).forEach { $0.values.forEach { close($0.descriptor) } }
             sockets.closeAll()
             file.close()
+            accessLog?.close()
             throw .runtime("\(error)")
         }
         workers = built
@@ -103,6 +113,7 @@ public final class Daemon: @unchecked Sendable {
             } catch {
                 sockets.closeAll()
                 file.close()
+                accessLog?.close()
                 throw .runtime("$.admin.listen: \(error)")
             }
         }
@@ -152,6 +163,7 @@ public final class Daemon: @unchecked Sendable {
         finishedThreads.wait()
         shared.violations.flushSummaries(now: Date(), closingAll: true)
         shared.violations.close()
+        shared.accessLog?.close()
         signalSources.removeAll()
         logger.log(.info, "daemon", "stopped")
         return 0
@@ -180,6 +192,7 @@ public final class Daemon: @unchecked Sendable {
                 self.logger.log(.info, "log", "SIGUSR1: reopening the violation log")
                 self.shared.violations.flushSummaries(now: Date(), closingAll: true)
                 self.shared.violations.reopen()
+                self.shared.accessLog?.reopen()
             },
         ]
     }

@@ -11,6 +11,7 @@ extension ClientSession {
         let exchange = Exchange(bodyFraming: framing, upstream: endpoint, policy: policy, configuration: configuration)
         self.exchange = exchange
         policy.counters.lane(worker.index).requests.add()
+        beginAccessRecord(target: endpoint, rule: rule)
         // SPEC §3: chunk framing that arrived with the head is checked before anything goes upstream.
         if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
             return handle(.requestBody(.invalid(error)))
@@ -63,6 +64,7 @@ extension ClientSession {
     /// that came meanwhile (still nothing has gone upstream).
     private func attach(_ connection: UpstreamConnection, to exchange: Exchange, pooled: Bool, reported: Bool) {
         exchange.upstream = connection
+        if access != nil { access?.upstream = pooled ? .reused : connection.stream.resumedSession ? .resumed : .new }
         connection.delegate = self
         connection.stream.setWriteLowWatermark(0)
         connection.stream.startReading(timeout: connection.idleTimeout)

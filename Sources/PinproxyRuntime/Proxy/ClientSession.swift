@@ -34,6 +34,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     var connect: TunnelConnect?
     /// The runtime side of an intercepted CONNECT.
     var interception: ClientInterception?
+    /// The access-log line of the exchange under way; nil when `access_log` is off.
+    var access: AccessRecord?
     /// The close was decided: output drains, then the connection closes.
     private(set) var isClosing = false
     private(set) var isClosed = false
@@ -89,6 +91,12 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     func finish(_ reason: CloseReason, answering: Bool) {
         guard !isClosing else { return }
         log(reason)
+        if access != nil {
+            if answering, let answer = reason.answer, access?.status == 0 { access?.status = answer.status }
+            if let exchange { access?.countBodies(of: exchange) }
+            if let tunnel = connect?.tunnel { access?.countBytes(of: tunnel) }
+            writeAccessRecord()
+        }
         exchange?.abandonUpstream()
         exchange = nil
         isClosing = true

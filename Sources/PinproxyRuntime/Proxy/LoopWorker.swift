@@ -8,12 +8,15 @@ final class SharedDaemonState: @unchecked Sendable {
     let violations: ViolationRecorder
     let openConnections = Atomic<Int>(0)
     let metrics: MetricsRegistry
+    /// `access_log`; nil when off (the default).
+    let accessLog: AccessLogFile?
     let startedAt = Date()
 
-    init(logger: Logger, violations: ViolationRecorder, metrics: MetricsRegistry) {
+    init(logger: Logger, violations: ViolationRecorder, metrics: MetricsRegistry, accessLog: AccessLogFile? = nil) {
         self.logger = logger
         self.violations = violations
         self.metrics = metrics
+        self.accessLog = accessLog
     }
 }
 

@@ -40,11 +40,8 @@ enum StatusCommand {
         var lines = ["pinproxy \(document["version"] as? String ?? "?"), config generation \(number(document["config_generation"])), "
             + "started \(document["started"] as? String ?? "?"), \(number(document["connections_active"])) connections open"]
         let rules = document["rules"] as? [[String: Any]] ?? []
-        for rule in rules {
-            for warning in rule["warnings"] as? [String] ?? [] {
-                lines.append("WARNING \(rule["rule"] as? String ?? "?"): \(warning)")
-            }
-        }
+        // The daemon's drift findings include each rule's warnings, named by rule.
+        for warning in document["warnings"] as? [String] ?? [] { lines.append("WARNING \(warning)") }
         for listener in document["listeners"] as? [[String: Any]] ?? [] {
             let responses = listener["responses"] as? [String: Any] ?? [:]
             let classes = ["1xx", "2xx", "3xx", "4xx", "5xx"].map { "\($0) \(number(responses[$0]))" }.joined(separator: ", ")

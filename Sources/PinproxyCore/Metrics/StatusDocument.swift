@@ -26,7 +26,8 @@ public enum StatusDocument {
         return warnings
     }
 
-    public static func render(_ snapshot: MetricsSnapshot, now: Date) -> [UInt8] {
+    /// `warnings`: the daemon's drift findings (each rule's own are in its entry too).
+    public static func render(_ snapshot: MetricsSnapshot, warnings: [String] = [], now: Date) -> [UInt8] {
         var json = JSONLineWriter()
         json.beginObject()
         json.key("version"); json.string(snapshot.version)
@@ -34,6 +35,9 @@ public enum StatusDocument {
         json.key("started"); json.string(RFC3339Timestamp.seconds(snapshot.startedAt))
         json.key("config_generation"); json.integer(snapshot.generation)
         json.key("connections_active"); json.integer(snapshot.activeConnections)
+        json.key("warnings"); json.beginArray()
+        for warning in warnings { json.string(warning) }
+        json.endArray()
         json.key("listeners"); json.beginArray()
         for listener in snapshot.listeners {
             json.beginObject()

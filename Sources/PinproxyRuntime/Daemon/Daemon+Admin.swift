@@ -29,8 +29,9 @@ extension Daemon {
                                                    libevent: RuntimeVersion.libevent)
             return AdminAnswer(status: 200, reason: "OK", contentType: PrometheusExposition.contentType, body: Array(text.utf8))
         case "/status":
+            let now = Date()
             return AdminAnswer(status: 200, reason: "OK", contentType: "application/json",
-                               body: StatusDocument.render(metricsSnapshot(), now: Date()))
+                               body: StatusDocument.render(metricsSnapshot(), warnings: driftWarnings(at: now), now: now))
         default:
             return .text(404, "Not Found", "not here: GET /metrics or GET /status")
         }

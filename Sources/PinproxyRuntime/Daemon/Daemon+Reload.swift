@@ -113,6 +113,10 @@ extension Daemon {
             }
         }
         shared.metrics.keepRules(of: active)
+        // The drift the counters know of (the file's own findings were said above).
+        for rule in shared.metrics.samples(for: active, boundListeners: []).rules {
+            StatusDocument.warnings(for: rule, now: Date()).forEach { logger.log(.warning, "drift", "$.hosts[\"\(rule.rule)\"]: \($0)") }
+        }
         logger.log(.info, "reload", "configuration generation \(generation) active")
     }
 }

@@ -51,6 +51,8 @@ public final class Daemon: @unchecked Sendable {
     var reloadPending = false
     /// `admin.listen` (SPEC §6), on loop 0; nil without one.
     var adminServer: AdminServer?
+    /// Once a day: the drift warnings (`Daemon+Drift`).
+    var driftTimer: Timer?
 
     /// Builds the first generation, opens the violation log and binds every
     /// listener. Throws `DaemonStartError` naming what failed.
@@ -149,6 +151,7 @@ public final class Daemon: @unchecked Sendable {
         if options.handlesSignals { installSignals(on: main.loop) }
         housekeeping = Timer(loop: main.loop) { [unowned self] in self.doHousekeeping() }
         housekeeping?.schedule(after: .seconds(5))
+        scheduleDriftCheck()
         if let interval = SystemdNotifier.watchdogInterval(environment: options.environment), let notifier {
             watchdog = Timer(loop: main.loop) { [unowned self] in
                 notifier.watchdog()
@@ -205,6 +208,8 @@ public final class Daemon: @unchecked Sendable {
         sockets.closeAll()
         adminServer?.close()
         adminServer = nil
+        driftTimer?.cancel()
+        driftTimer = nil
         let timeout = workers[0].configuration.timeouts.shutdown
         shutdownTimer = Timer(loop: workers[0].loop) { [unowned self] in
             self.logger.log(.warning, "daemon", "shutdown timeout: closing remaining connections")

@@ -35,7 +35,8 @@ struct MetricsEndToEndTests {
         "default_policy": "deny",
         "hosts": {
           "api.example.com": { "policy": "pin-public-keys", "pins": ["\(intermediatePin)", "\(Self.backupPin)"] },
-          "mitm.example.com": { "policy": "pin-public-keys", "pins": ["\(intermediatePin)", "\(Self.backupPin)"] },
+          "mitm.example.com": { "policy": "pin-public-keys", "pins": ["\(intermediatePin)", "\(Self.backupPin)"],
+                                "expires": "\(Self.inTenDays)" },
           "report.example.com": { "policy": "pin-public-keys", "pins": ["\(Self.backupPin)", "\(E2EScenario.backupPin())"], "enforce": false },
           "tunnel.example.com": { "policy": "disable" }
         },
@@ -45,6 +46,14 @@ struct MetricsEndToEndTests {
     }
 
     static let backupPin = E2EScenario.backupPin()
+    /// An `expires` date inside the 30-day notice: a drift warning.
+    static let inTenDays: String = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: Date().addingTimeInterval(10 * 86_400))
+    }()
 
     private func fetch(_ url: String, extra: [String] = []) throws -> Curl.Result {
         try Curl.run(["-x", proxy.forwardProxy] + extra + [url], timeout: 20)
@@ -123,6 +132,8 @@ struct MetricsEndToEndTests {
         #expect(lines.contains {
             $0.hasPrefix("  leaf expires    \(RFC3339Timestamp.seconds(real.leaf.certificate.facts.notAfter))")
         })
+        #expect(lines.contains { $0.hasPrefix("WARNING $.hosts[\"mitm.example.com\"].expires: pins expire on \(Self.inTenDays)") },
+                "\(lines)")
         let json = try PinproxyBinary.run(["status", "--json", "--config", configFile])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         #expect(document["config_generation"] as? Int == 1)

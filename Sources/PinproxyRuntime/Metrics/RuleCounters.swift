@@ -33,8 +33,31 @@ final class RuleCounters: Sendable {
 
     /// A loop's lane, made by that loop on its first use: most of a large
     /// configuration's rules never see traffic, and a lane is ~30 counters.
-    private final class Slot: Sendable {
-        let lane = AtomicLazyReference<Lane>()
+    /// The reference is kept as a raw pointer in an `Atomic` (a concrete,
+    /// specialised type: `AtomicLazyReference`'s generic `load` looked up
+    /// metadata on every request).
+    private final class Slot: @unchecked Sendable {
+        private let pointer = Atomic<UnsafeRawPointer?>(nil)
+
+        /// The lane, made now if this is its first use.
+        @inline(__always)
+        func lane(pins: Int) -> Lane {
+            if let raw = pointer.load(ordering: .acquiring) { return Unmanaged<Lane>.fromOpaque(raw).takeUnretainedValue() }
+            let fresh = Unmanaged.passRetained(Lane(pins: pins))
+            let (stored, current) = pointer.compareExchange(expected: nil, desired: UnsafeRawPointer(fresh.toOpaque()),
+                                                             ordering: .acquiringAndReleasing)
+            if stored { return fresh.takeUnretainedValue() }
+            fresh.release()
+            return Unmanaged<Lane>.fromOpaque(current!).takeUnretainedValue()
+        }
+
+        var existing: Lane? {
+            pointer.load(ordering: .acquiring).map { Unmanaged<Lane>.fromOpaque($0).takeUnretainedValue() }
+        }
+
+        deinit {
+            if let raw = pointer.load(ordering: .relaxed) { Unmanaged<Lane>.fromOpaque(raw).release() }
+        }
     }
 
     let rule: String
@@ -53,12 +76,11 @@ final class RuleCounters: Sendable {
     /// Loop `index`'s lane; only that loop writes it.
     @inline(__always)
     func lane(_ index: Int) -> Lane {
-        let slot = slots[index]
-        return slot.lane.load() ?? slot.lane.storeIfNil(Lane(pins: pinDigests.count))
+        slots[index].lane(pins: pinDigests.count)
     }
 
     /// The lanes made so far.
-    private var lanes: [Lane] { slots.compactMap { $0.lane.load() } }
+    private var lanes: [Lane] { slots.compactMap(\.existing) }
 
     /// A full handshake the policy let through (`verdict` nil means the
     /// check did not run, as on a resumed session): counts it and, from its

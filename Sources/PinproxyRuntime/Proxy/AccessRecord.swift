@@ -2,8 +2,10 @@ import Foundation
 import PinproxyCore
 
 /// The access-log line of the exchange or CONNECT under way (SPEC §6),
-/// filled in as it goes; made only when `access_log` is on.
-struct AccessRecord {
+/// filled in as it goes; made only when `access_log` is on. A class: the
+/// request path tests `access != nil` on every exchange, which for an
+/// optional struct of strings would copy it.
+final class AccessRecord {
     let started = ContinuousClock.now
     let time = Date()
     let transport: AccessLogEntry.Transport
@@ -22,12 +24,12 @@ struct AccessRecord {
         self.rule = rule
     }
 
-    mutating func countBodies(of exchange: Exchange) {
+    func countBodies(of exchange: Exchange) {
         bytesUp = exchange.requestBody.movedBytes
         bytesDown = exchange.responseBody?.movedBytes ?? 0
     }
 
-    mutating func countBytes(of tunnel: SplicedTunnel) {
+    func countBytes(of tunnel: SplicedTunnel) {
         bytesUp = UInt64(tunnel.bytesUp)
         bytesDown = UInt64(tunnel.bytesDown)
     }

@@ -36,6 +36,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     var interception: ClientInterception?
     /// The access-log line of the exchange under way; nil when `access_log` is off.
     var access: AccessRecord?
+    /// This loop's lane of the listener's counters (SPEC §6).
+    let counters: ListenerCounters.Lane
     /// The close was decided: output drains, then the connection closes.
     private(set) var isClosing = false
     private(set) var isClosed = false
@@ -50,6 +52,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         self.listener = listener
         self.client = client
         self.clientAddress = clientAddress
+        counters = listener.counters.lanes[worker.index]
         machine = SessionMachine(mode: listener.configuration.mode)
         actions.reserveCapacity(8)
         client.delegate = self
@@ -126,8 +129,6 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         worker.sessionDidClose(self)
     }
 
-    /// This loop's lane of the listener's counters.
-    var counters: ListenerCounters.Lane { listener.counters.lanes[worker.index] }
 
     private func log(_ reason: CloseReason) {
         // SPEC §6: denied requests are logged, rate-limited (a deny rollout can be a flood).

@@ -144,6 +144,22 @@ enum CommandHelp {
             exit codes: 0 done, 1 the configuration or the CA is not usable, 2 usage error,
             3 a file cannot be written or a command failed
             """
+        case .status: return """
+            usage: pinproxy status [--json] [-c FILE]
+
+            What the running daemon reports on its admin listener (admin.listen, GET /status):
+            per listener its connections, answers by status class, CONNECT outcomes and
+            denied requests; per rule its requests, blocked and reported violations, upstream
+            handshakes, the pins seen and never seen and the last verified leaf's expiry; and
+            the warnings to act on (pins or the CA near expiry, a stale CRL, a leaf whose own
+            key is the only pin that matched and that is due for renewal).
+              --json              print the status document as served
+            \(configFlag)
+            \(helpFlag)
+
+            exit codes: 0 done, 1 the configuration has no admin listener, 2 usage error,
+            3 the daemon cannot be reached
+            """
         }
     }
 }

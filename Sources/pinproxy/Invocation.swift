@@ -7,7 +7,7 @@ import PinproxyRuntime
 /// never ignored.
 struct Invocation {
     enum Command: String {
-        case run, check, pins, probe, tail, ca
+        case run, check, pins, probe, tail, ca, status
     }
 
     var command: Command = .run
@@ -87,7 +87,7 @@ struct Invocation {
                 }
                 lineCount = count
             case "--json":
-                try require([.tail], flag)
+                try require([.tail, .status], flag)
                 printsJSON = true
             case "--host":
                 try require([.tail], flag)
@@ -133,7 +133,7 @@ struct Invocation {
 
     private mutating func validateArguments(readsCertificates: Bool) throws(UsageError) {
         switch command {
-        case .run, .check:
+        case .run, .check, .status:
             if let extra = positional.first {
                 throw UsageError(description: "unexpected argument \(extra) (see pinproxy --help)")
             }
@@ -188,6 +188,8 @@ struct Invocation {
                                                       init creates or re-issues it for the config's hosts, show
                                                       prints its names and expiry, export prints the root (PEM),
                                                       install adds the root to the system store
+      pinproxy status [--json] [-c FILE]              the running daemon's counters per listener and rule, pins
+                                                      seen and never seen, leaf expiry, warnings (needs admin.listen)
       pinproxy --version | --help | COMMAND --help
 
     -c FILE is short for --config FILE. LEVEL is one of \(CommandHelp.logLevels) (default info).

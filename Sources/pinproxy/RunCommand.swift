@@ -37,7 +37,7 @@ enum RunCommand {
         let daemon: Daemon
         do {
             daemon = try Daemon(configuration: configuration,
-                                options: Daemon.Options(configPath: configPath, environment: environment),
+                                options: Daemon.Options(configPath: configPath, environment: environment, version: PinproxyVersion.string),
                                 logger: logger)
         } catch {
             logger.log(.error, "daemon", "cannot start: \(error)")

@@ -31,4 +31,6 @@ case .tail:
     exit(TailCommand.execute(invocation))
 case .ca:
     exit(CACommand.execute(invocation))
+case .status:
+    exit(StatusCommand.execute(invocation))
 }

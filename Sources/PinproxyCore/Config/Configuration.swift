@@ -26,6 +26,10 @@ public struct Configuration: Sendable {
     public var source = "<built-in defaults>"
     /// Every member that names a file, for messages about the file's contents.
     public var fileReferences: [FileReference] = []
+    /// `admin` (SPEC §6): where `/metrics` and `/status` are served; nil when absent.
+    public var admin: AdminListener?
+    /// `access_log` (SPEC §6): one JSON line per exchange or CONNECT; nil when absent.
+    public var accessLogPath: String?
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,
@@ -71,6 +75,16 @@ public struct ListenerConfiguration: Sendable, Hashable {
     public init(address: Endpoint, mode: Mode, allowRemote: Bool = false) {
         self.address = address
         self.mode = mode
+        self.allowRemote = allowRemote
+    }
+}
+
+/// `admin` (SPEC §6): the loopback listener of `/metrics` and `/status`.
+public struct AdminListener: Sendable, Hashable {
+    public var address: Endpoint
+    public var allowRemote: Bool
+    public init(address: Endpoint, allowRemote: Bool = false) {
+        self.address = address
         self.allowRemote = allowRemote
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 public enum ConfigurationLoader {
     static let topLevelKeys = ["listeners", "violation_log", "trust_store", "default_policy", "hosts",
                                "resolve", "timeouts", "limits", "threads", "log_burst", "upstream_reuse",
-                               "interception", "connect_ports"]
+                               "interception", "connect_ports", "admin", "access_log"]
 
     /// Reads and validates the file at `path`. `now` decides which pins count as
     /// about to expire.
@@ -54,6 +54,7 @@ public enum ConfigurationLoader {
             throw ConfigurationError(source: source, problems: diagnostics.problems)
         }
         var rules: [HostRule] = []
+        var adminValue: (JSONValue, JSONPath)?
         var defaultPolicy = PolicyTable.DefaultPolicy.policy(.standard)
         for member in members {
             let path = JSONPath.root.key(member.key)
@@ -93,12 +94,23 @@ public enum ConfigurationLoader {
             case "connect_ports":
                 configuration.connectPorts = InterceptionSection.parsePorts(value, at: path, into: &diagnostics)
                     ?? configuration.connectPorts
+            case "access_log":
+                if let text = diagnostics.string(value, at: path) {
+                    if text.isEmpty { diagnostics.problem(path, value, "access_log is empty", hint: "give a file path, or leave access_log out") }
+                    configuration.accessLogPath = text
+                }
+            case "admin":
+                // Checked against the listeners once they are all read.
+                adminValue = (value, path)
             case "upstream_reuse":
                 configuration.upstreamReuse = UpstreamReuseSection.parse(value, at: path, defaults: configuration.upstreamReuse,
                                                                          into: &diagnostics)
             default: // "log_burst"
                 configuration.logBurst = diagnostics.integer(value, at: path, in: 1...100_000) ?? configuration.logBurst
             }
+        }
+        if let (value, path) = adminValue {
+            configuration.admin = AdminSection.parse(value, at: path, listeners: configuration.listeners, into: &diagnostics)
         }
         guard diagnostics.problems.isEmpty else {
             throw ConfigurationError(source: source, problems: diagnostics.problems)

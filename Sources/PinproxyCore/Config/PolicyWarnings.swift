@@ -3,7 +3,7 @@ import Foundation
 /// The legal-but-risky findings about one valid policy (SPEC §2.1, §2.3),
 /// reported by `check` and at start: they do not stop pinproxy, but each one
 /// is a way for pinning to fail open or to block a host after a key rotation.
-enum PolicyWarnings {
+public enum PolicyWarnings {
     /// How far ahead an `expires` date is announced.
     static let expiryNotice: TimeInterval = 30 * 24 * 3600
 
@@ -24,15 +24,17 @@ enum PolicyWarnings {
             diagnostics.warn(path.key("validate_chain"),
                              "validate_chain is false: trust and validity dates are not checked, only the pins")
         }
-        if let expires = policy.expires, policy.kind == .pinPublicKeys || policy.kind == .pinCertificates {
-            let end = expires.firstExpiredInstant
-            if expires.hasPassed(at: diagnostics.now) {
-                diagnostics.warn(path.key("expires"), "pins expired on \(expires): they are no longer enforced")
-            } else if end.timeIntervalSince(diagnostics.now) <= expiryNotice {
-                let days = Int((end.timeIntervalSince(diagnostics.now) / 86400).rounded(.up))
-                diagnostics.warn(path.key("expires"),
-                                 "pins expire on \(expires) (within \(days) days): after that they are not enforced")
-            }
-        }
+        if let message = expiryWarning(policy, at: diagnostics.now) { diagnostics.warn(path.key("expires"), message) }
+    }
+
+    /// The `expires` finding at `now`: passed, or within `expiryNotice`; nil otherwise.
+    /// Said by `check`, at start and reload, and once a day by the daemon.
+    public static func expiryWarning(_ policy: TrustPolicy, at now: Date) -> String? {
+        guard let expires = policy.expires, policy.kind == .pinPublicKeys || policy.kind == .pinCertificates else { return nil }
+        let end = expires.firstExpiredInstant
+        if expires.hasPassed(at: now) { return "pins expired on \(expires): they are no longer enforced" }
+        guard end.timeIntervalSince(now) <= expiryNotice else { return nil }
+        let days = Int((end.timeIntervalSince(now) / 86400).rounded(.up))
+        return "pins expire on \(expires) (within \(days) days): after that they are not enforced"
     }
 }

@@ -33,6 +33,8 @@ public struct ExchangeProgress: Sendable, Hashable {
     public internal(set) var responseStarted = false
     /// The final response head has been written; its body is being relayed.
     public internal(set) var responseHeadSent = false
+    /// The final response's status, once its head is sent.
+    public internal(set) var responseStatus: Int?
     public internal(set) var responseComplete = false
     /// The upstream may keep the connection for another exchange (its final
     /// head allows it and the body is not delimited by close).

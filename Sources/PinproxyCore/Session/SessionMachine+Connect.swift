@@ -11,19 +11,26 @@ extension SessionMachine {
                                into actions: inout [SessionAction]) {
         // Inside an intercepted tunnel the requests are for its origin; a gateway has no CONNECT.
         guard case .forward = mode, interceptedUpstream == nil else {
+            refusedConnect = true
             return end(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported here")),
                                    in: .requestHead), into: &actions)
         }
         let target: Endpoint
         switch RequestRouter.routeConnect(head) {
-        case let .failure(error): return end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
+        case let .failure(error):
+            refusedConnect = true
+            return end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
         case let .success(endpoint): target = endpoint
         }
-        if rules.isOwnListener(target) { return end(CloseReason(.proxyLoop, in: .requestHead), into: &actions) }
+        if rules.isOwnListener(target) {
+            refusedConnect = true
+            return end(CloseReason(.proxyLoop, in: .requestHead), into: &actions)
+        }
         // The violation log's `request.target` of a CONNECT is its authority.
         let routed = RoutedRequest(upstream: target, originFormTarget: target.description)
         switch rules.connectDisposition(for: target) {
         case let .refuse(cause):
+            refusedConnect = true
             end(CloseReason(cause, in: .requestHead), into: &actions)
         case let .intercept(rule):
             exchange = ExchangeProgress(request: head, routed: routed, rule: rule, clientKeepAlive: false, connect: .intercept)

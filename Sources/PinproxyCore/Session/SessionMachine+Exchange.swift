@@ -46,6 +46,7 @@ extension SessionMachine {
             exchange?.responseDelimitedByClose = head.bodyFraming == .untilClose
             exchange?.responseStarted = true
             exchange?.responseHeadSent = true
+            exchange?.responseStatus = head.status
             actions.append(.sendResponseHead(
                 ClientResponseWriter.serialise(head, clientVersion: clientVersion, keepAlive: keepAlive),
                 consumedHead: consumed, framing: head.bodyFraming, dropsChunkFraming: clientVersion == .http10))
@@ -116,6 +117,7 @@ extension SessionMachine {
     mutating func end(_ reason: CloseReason, into actions: inout [SessionAction]) {
         releaseAttachedUpstream(into: &actions)
         let cut = exchange?.responseStarted == true && reason.answer != nil
+        if exchange?.connect != nil, state == .exchanging, reason.answer != nil { refusedConnect = true }
         state = .closed
         exchange = nil
         actions.append(cut ? .close(reason) : .answerAndClose(reason))

@@ -41,6 +41,9 @@ public struct SessionMachine: Sendable {
     public private(set) var clientVersion = HTTPVersion.http11
     /// The client half-closed: requests already buffered are still answered.
     public internal(set) var clientReadClosed = false
+    /// The connection ended on a CONNECT that was answered with an error
+    /// instead of a tunnel (SPEC §6's CONNECT outcome `refused`).
+    public internal(set) var refusedConnect = false
 
     public init(mode: ListenerConfiguration.Mode) {
         self.mode = mode

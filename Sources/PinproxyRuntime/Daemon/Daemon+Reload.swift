@@ -13,6 +13,7 @@ extension Daemon {
         guard !reloadInProgress else { reloadPending = true; return }
         shared.violations.flushSummaries(now: Date(), closingAll: true)
         shared.violations.reopen()
+        shared.accessLog?.reopen()
         guard let path = options.configPath else {
             logger.log(.info, "reload", "running on built-in defaults: no file to reload (violation log reopened)")
             return
@@ -25,8 +26,10 @@ extension Daemon {
         let loop = workers[0].loop
         // Read here, on loop 0: what an unchanged CA is taken over from.
         let previous = workers[0].configuration
+        let metrics = shared.metrics
         reloadQueue.async {
-            let outcome = Self.build(path: path, environment: environment, generation: nextGeneration, previous: previous)
+            let outcome = Self.build(path: path, environment: environment, generation: nextGeneration, previous: previous,
+                                     metrics: metrics)
             loop.execute { daemon.value.finishReload(outcome) }
         }
     }
@@ -38,7 +41,7 @@ extension Daemon {
     }
 
     private static func build(path: String, environment: [String: String], generation: Int,
-                              previous: ActiveConfiguration) -> ReloadOutcome {
+                              previous: ActiveConfiguration, metrics: MetricsRegistry) -> ReloadOutcome {
         var warnings: [String] = []
         let configuration: Configuration
         do {
@@ -51,7 +54,7 @@ extension Daemon {
         }
         do {
             let active = try ActiveConfiguration(configuration: configuration, generation: generation,
-                                                 previous: previous, configPath: path)
+                                                 previous: previous, configPath: path, metrics: metrics)
             return .built(active, warnings: warnings + active.warnings(at: Date()))
         } catch {
             return .rejected(Self.lines(of: error))
@@ -87,6 +90,13 @@ extension Daemon {
         if configuration.threads != workers.count {
             logger.log(.warning, "reload", "threads changed to \(configuration.threads); takes effect on restart")
         }
+        let running = workers[0].configuration.configuration
+        if configuration.admin != running.admin {
+            logger.log(.warning, "reload", "admin changed; takes effect on restart")
+        }
+        if configuration.accessLogPath != running.accessLogPath {
+            logger.log(.warning, "reload", "access_log changed; takes effect on restart")
+        }
         generation = active.generation
         let previous = Set(workers[0].configuration.configuration.listeners)
         let (descriptors, failures) = sockets.update(for: configuration.listeners,
@@ -101,6 +111,11 @@ extension Daemon {
                 let mine = descriptors[index]
                 worker.loop.execute { bound.value.apply(active, descriptors: mine) }
             }
+        }
+        shared.metrics.keepRules(of: active)
+        // The drift the counters know of (the file's own findings were said above).
+        for rule in shared.metrics.samples(for: active, boundListeners: []).rules {
+            StatusDocument.warnings(for: rule, now: Date()).forEach { logger.log(.warning, "drift", "$.hosts[\"\(rule.rule)\"]: \($0)") }
         }
         logger.log(.info, "reload", "configuration generation \(generation) active")
     }

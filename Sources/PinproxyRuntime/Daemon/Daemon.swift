@@ -19,10 +19,14 @@ public final class Daemon: @unchecked Sendable {
         public var environment: [String: String]
         /// Install SIGHUP/SIGTERM/SIGINT/SIGUSR1 handlers (off for in-process tests).
         public var handlesSignals: Bool
-        public init(configPath: String?, environment: [String: String], handlesSignals: Bool = true) {
+        /// pinproxy's version, for `pinproxy_build_info` and `/status`.
+        public var version: String
+        public init(configPath: String?, environment: [String: String], handlesSignals: Bool = true,
+                    version: String = "unknown") {
             self.configPath = configPath
             self.environment = environment
             self.handlesSignals = handlesSignals
+            self.version = version
         }
     }
 
@@ -45,6 +49,10 @@ public final class Daemon: @unchecked Sendable {
     /// Loop 0's state: a build is under way; another SIGHUP came meanwhile.
     var reloadInProgress = false
     var reloadPending = false
+    /// `admin.listen` (SPEC §6), on loop 0; nil without one.
+    var adminServer: AdminServer?
+    /// Once a day: the drift warnings (`Daemon+Drift`).
+    var driftTimer: Timer?
 
     /// Builds the first generation, opens the violation log and binds every
     /// listener. Throws `DaemonStartError` naming what failed.
@@ -53,9 +61,12 @@ public final class Daemon: @unchecked Sendable {
         self.options = options
         self.logger = logger
         notifier = SystemdNotifier(environment: options.environment)
+        let loopCount = max(1, configuration.threads)
+        let metrics = MetricsRegistry(loops: loopCount)
         let active: ActiveConfiguration
         do {
-            active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: options.configPath)
+            active = try ActiveConfiguration(configuration: configuration, generation: 1, configPath: options.configPath,
+                                             metrics: metrics)
         } catch {
             throw .invalidConfiguration("\(error)")
         }
@@ -66,10 +77,19 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw .runtime("\(error)")
         }
+        var accessLog: AccessLogFile?
+        if let path = configuration.accessLogPath {
+            do {
+                accessLog = try AccessLogFile(path: path, logger: logger)
+            } catch {
+                file.close()
+                throw .runtime("$.access_log: \(error)")
+            }
+        }
         shared = SharedDaemonState(logger: logger,
-                                   violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst))
+                                   violations: ViolationRecorder(file: file, sink: sink, burst: configuration.logBurst),
+                                   metrics: metrics, accessLog: accessLog)
         sockets = ListeningSockets(inherited: SocketActivation.inheritedListeners(environment: options.environment))
-        let loopCount = max(1, configuration.threads)
         let (descriptors, failures) = sockets.update(for: configuration.listeners, added: configuration.listeners,
                                                      loops: loopCount)
         var built: [LoopWorker] = []
@@ -81,7 +101,7 @@ public final class Daemon: @unchecked Sendable {
                                                listeners: configuration.listeners.map { "\($0.address)" })
             }
             for index in 0..<loopCount {
-                let worker = try LoopWorker(configuration: active, shared: shared,
+                let worker = try LoopWorker(index: index, configuration: active, shared: shared,
                                             resolvConf: options.environment["PINPROXY_RESOLV_CONF"])
                 try worker.startListeners(descriptors[index])
                 built.append(worker)
@@ -91,9 +111,20 @@ public final class Daemon: @unchecked Sendable {
             sockets.closeAll()
             sockets.closeUnadopted()
             file.close()
+            accessLog?.close()
             throw .runtime("\(error)")
         }
         workers = built
+        if let admin = configuration.admin {
+            do {
+                try startAdmin(admin)
+            } catch {
+                sockets.closeAll()
+                file.close()
+                accessLog?.close()
+                throw .runtime("$.admin.listen: \(error)")
+            }
+        }
         for rule in configuration.policies.rules where rule.policy.kind == .disable {
             logger.log(.warning, "config", "\(rule.key): policy \"disable\": no certificate evaluation at all for this host")
         }
@@ -126,6 +157,7 @@ public final class Daemon: @unchecked Sendable {
         if options.handlesSignals { installSignals(on: main.loop) }
         housekeeping = Timer(loop: main.loop) { [unowned self] in self.doHousekeeping() }
         housekeeping?.schedule(after: .seconds(5))
+        scheduleDriftCheck()
         if let interval = SystemdNotifier.watchdogInterval(environment: options.environment), let notifier {
             watchdog = Timer(loop: main.loop) { [unowned self] in
                 notifier.watchdog()
@@ -140,6 +172,7 @@ public final class Daemon: @unchecked Sendable {
         finishedThreads.wait()
         shared.violations.flushSummaries(now: Date(), closingAll: true)
         shared.violations.close()
+        shared.accessLog?.close()
         signalSources.removeAll()
         logger.log(.info, "daemon", "stopped")
         return 0
@@ -168,6 +201,7 @@ public final class Daemon: @unchecked Sendable {
                 self.logger.log(.info, "log", "SIGUSR1: reopening the violation log")
                 self.shared.violations.flushSummaries(now: Date(), closingAll: true)
                 self.shared.violations.reopen()
+                self.shared.accessLog?.reopen()
             },
         ]
     }
@@ -178,6 +212,10 @@ public final class Daemon: @unchecked Sendable {
         notifier?.stopping()
         // The loops close their own descriptors as they drain; the socket closes with the last.
         sockets.closeAll()
+        adminServer?.close()
+        adminServer = nil
+        driftTimer?.cancel()
+        driftTimer = nil
         let timeout = workers[0].configuration.timeouts.shutdown
         shutdownTimer = Timer(loop: workers[0].loop) { [unowned self] in
             self.logger.log(.warning, "daemon", "shutdown timeout: closing remaining connections")

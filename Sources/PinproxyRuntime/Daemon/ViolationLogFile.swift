@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -117,6 +118,15 @@ public final class ViolationLogFile: @unchecked Sendable {
     public var droppedLines: Int {
         condition.withLock { dropped }
     }
+
+    /// Lines accepted and not yet durable (SPEC §6).
+    public var queuedLines: Int {
+        condition.withLock { queue.count + inFlight }
+    }
+
+    /// Write or sync attempts that failed (each retry counts).
+    public var writeErrors: UInt64 { failedAttempts.load(ordering: .relaxed) }
+    private let failedAttempts = Atomic<UInt64>(0)
 
     // MARK: - Writer thread
 
@@ -261,6 +271,7 @@ public final class ViolationLogFile: @unchecked Sendable {
 
     /// Logs a failure when it starts or changes, and the recovery once.
     private func noteOutcome(_ error: ViolationLogError?) {
+        if error != nil { failedAttempts.add(1, ordering: .relaxed) }
         if let error, error != currentError {
             logger.log(.error, "violation-log", "\(error); events stay queued and are retried every second")
         } else if error == nil, currentError != nil {

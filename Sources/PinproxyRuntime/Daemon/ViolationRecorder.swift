@@ -17,6 +17,12 @@ final class ViolationRecorder: @unchecked Sendable {
     /// Events recorded since start (written or counted), for `STATUS=`.
     let recordedCount = Atomic<Int>(0)
 
+    /// The log's queue and failures, for `/metrics` (zeros without a file).
+    var logQueue: (queued: Int, writeErrors: UInt64, dropped: Int) {
+        guard let file else { return (0, 0, 0) }
+        return (file.queuedLines, file.writeErrors, file.droppedLines)
+    }
+
     init(file: ViolationLogFile?, sink: ViolationSink? = nil, burst: Int) {
         self.file = file
         self.sink = sink

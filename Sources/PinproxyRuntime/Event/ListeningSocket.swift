@@ -1,3 +1,7 @@
+// Socket constants (SOCK_STREAM …) through the libevent module, whose shim
+// includes the libc socket headers first: with another C module (CZlib)
+// owning those headers, Foundation alone no longer shows them.
+internal import CLibevent
 import Foundation
 
 /// One listening TCP socket of the process, owned: bound once for a listen

@@ -20,6 +20,8 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// nil without `interception`. Its scope is `rules.interception`.
     let interception: InterceptionAuthority?
     private let rulePolicies: [String: PreparedPolicy]
+    /// Every rule's counters, in the configuration's order, `default_policy` last (SPEC §6).
+    let ruleCounters: [RuleCounters]
     /// The file this generation was read from, for the commands warnings name.
     private let configPath: String?
     /// nil when `default_policy` is `deny`.
@@ -34,8 +36,10 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// named (`configPath` completes the `pinproxy ca init --config …` it names).
     /// `previous`'s CA is kept when the files are unchanged (its leaf cache
     /// and session tickets survive a reload).
+    /// `metrics`: the daemon's counters, which the rules' counters come from.
     init(configuration: Configuration, generation: Int, previous: ActiveConfiguration? = nil,
-         configPath: String? = nil, loadsInterception: Bool = true, now: Date = Date()) throws {
+         configPath: String? = nil, loadsInterception: Bool = true, metrics: MetricsRegistry? = nil,
+         now: Date = Date()) throws {
         self.configuration = configuration
         self.generation = generation
         self.configPath = configPath
@@ -70,7 +74,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         for rule in configuration.policies.rules {
             do {
                 policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore,
-                                                        publicSuffixes: publicSuffixes, contexts: contexts)
+                                                        publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics)
             } catch {
                 problems.append(Self.located(error, under: "$.hosts[\"\(rule.key)\"]", in: configuration))
             }
@@ -79,7 +83,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         if case let .policy(policy) = configuration.policies.defaultPolicy {
             do {
                 fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore,
-                                              publicSuffixes: publicSuffixes, contexts: contexts)
+                                              publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics)
             } catch {
                 problems.append(Self.located(error, under: "$.default_policy", in: configuration))
             }
@@ -87,6 +91,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         guard problems.isEmpty else { throw RuntimeError.message(problems.joined(separator: "\n")) }
         rulePolicies = policies
         defaultPolicy = fallback
+        ruleCounters = configuration.policies.rules.compactMap { policies[$0.key]?.counters } + (fallback.map { [$0.counters] } ?? [])
     }
 
     /// `error` at the line of the member that names its file

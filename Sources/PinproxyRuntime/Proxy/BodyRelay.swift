@@ -67,6 +67,9 @@ struct BodyRelay {
     }
     var isDelimitedByClose: Bool { if case .untilClose = state { return true } else { return false } }
 
+    /// Body bytes moved so far (chunk framing not counted), for the access log.
+    private(set) var movedBytes: UInt64 = 0
+
     /// Moves as much of the body as the source holds.
     mutating func pump(from source: EventBuffer, to destination: EventBuffer) -> BodyProgress {
         while true {
@@ -74,12 +77,14 @@ struct BodyRelay {
             case .done:
                 return .complete
             case .untilClose:
+                movedBytes &+= UInt64(source.count)
                 source.moveAll(to: destination)
                 return .needMore
             case let .remaining(count):
                 let available = source.count
                 guard available > 0 else { return .needMore }
                 let moved = source.move(to: destination, count: Int(min(UInt64(available), count)))
+                movedBytes &+= UInt64(moved)
                 let left = count - UInt64(moved)
                 state = left == 0 ? .done : .remaining(left)
                 if left > 0 { return .needMore }
@@ -98,6 +103,7 @@ struct BodyRelay {
                     let available = source.count
                     guard available > 0 else { state = .chunked(framer); return .needMore }
                     let moved = source.move(to: destination, count: Int(min(UInt64(available), remaining)))
+                    movedBytes &+= UInt64(moved)
                     framer.didPassData(UInt64(moved))
                     state = .chunked(framer)
                 case let .control(consumed, emit):

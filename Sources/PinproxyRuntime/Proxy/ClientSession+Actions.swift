@@ -35,6 +35,8 @@ extension ClientSession {
             }
             relayResponse()
         case let .sendResponseHead(bytes, consumedHead, framing, dropsChunkFraming):
+            counters.answered(machine.exchange?.responseStatus ?? 0)
+            if access != nil { access?.status = machine.exchange?.responseStatus ?? 0 }
             exchange?.upstream?.stream.input.drain(consumedHead)
             client.write(bytes)
             exchange?.responseBody = BodyRelay(framing: framing, dropsChunkFraming: dropsChunkFraming)
@@ -49,11 +51,22 @@ extension ClientSession {
         case let .nextRequest(reuseUpstream):
             releaseUpstream(reuse: reuseUpstream)
             readRequestHead()
-        case let .openTunnel(consumedHead, target, _):
+        case let .openTunnel(consumedHead, target, rule):
+            worker.configuration.policy(forRule: rule)?.counters.lane(worker.index).requests.add()
+            beginAccessRecord(target: target, rule: rule)
             openTunnel(consumedHead: consumedHead, to: target)
         case let .beginTunnel(answer):
+            counters.answered(200)
+            counters.tunnelled.add()
+            access?.status = 200
             beginTunnel(answer: answer)
         case let .beginInterception(answer, host):
+            counters.answered(200)
+            counters.intercepted.add()
+            if access != nil {
+                access?.status = 200
+                writeAccessRecord()
+            }
             beginInterception(answer: answer, host: host)
         case let .answerAndClose(reason):
             finish(reason, answering: true)
@@ -94,6 +107,11 @@ extension ClientSession {
 
     private func releaseUpstream(reuse: Bool) {
         guard let exchange, let upstream = exchange.upstream else { return }
+        if access != nil {
+            access?.countBodies(of: exchange)
+            // Without a response the answer is still to come (`finish` writes the line with it).
+            if access?.status != 0 { writeAccessRecord() }
+        }
         exchange.upstream = nil
         client.setWriteLowWatermark(0)
         upstream.delegate = nil
@@ -113,6 +131,7 @@ extension ClientSession {
             ? .connect : .http
         let event = exchange.violationEvent(verdict, peer: peer, progress: progress, client: clientAddress,
                                             listener: listener.name, transport: transport)
+        exchange.policy.counters.violation(on: worker.index, reason: event.reason, reported: event.action == .reported)
         worker.sendReport(event, verdict: verdict, policy: exchange.policy.policy)
         // A block's 502 leaves only once the event is durable on disk (SPEC §4).
         worker.record(event) { [weak self] in if blocking { self?.handle(.violationRecorded) } }

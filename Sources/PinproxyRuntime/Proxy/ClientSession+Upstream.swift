@@ -10,6 +10,8 @@ extension ClientSession {
         guard let framing = machine.exchange?.request.bodyFraming, let policy = configuration.policy(forRule: rule) else { return }
         let exchange = Exchange(bodyFraming: framing, upstream: endpoint, policy: policy, configuration: configuration)
         self.exchange = exchange
+        policy.counters.lane(worker.index).requests.add()
+        beginAccessRecord(target: endpoint, rule: rule)
         // SPEC §3: chunk framing that arrived with the head is checked before anything goes upstream.
         if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
             return handle(.requestBody(.invalid(error)))
@@ -31,7 +33,7 @@ extension ClientSession {
         exchange.connector = UpstreamConnector(
             loop: worker.loop, resolver: worker.resolver, pool: worker.pool, target: target,
             connectTo: configuration.resolveOverrides[target], key: exchange.poolKey, policy: exchange.policy,
-            timeouts: configuration.timeouts, resumesSessions: configuration.upstreamReuse.tlsSessions
+            timeouts: configuration.timeouts, resumesSessions: configuration.upstreamReuse.tlsSessions, lane: worker.index
         ) { [weak self, weak exchange] result in
             guard let self, let exchange, self.exchange === exchange else { return }
             exchange.connector = nil
@@ -62,6 +64,7 @@ extension ClientSession {
     /// that came meanwhile (still nothing has gone upstream).
     private func attach(_ connection: UpstreamConnection, to exchange: Exchange, pooled: Bool, reported: Bool) {
         exchange.upstream = connection
+        if access != nil { access?.upstream = pooled ? .reused : connection.stream.resumedSession ? .resumed : .new }
         connection.delegate = self
         connection.stream.setWriteLowWatermark(0)
         connection.stream.startReading(timeout: connection.idleTimeout)

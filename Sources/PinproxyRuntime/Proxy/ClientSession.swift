@@ -6,6 +6,8 @@ struct ListenerContext {
     var configuration: ListenerConfiguration
     /// `ip:port` as bound, for logs and the violation log's `listener`.
     var name: String
+    /// This listener's counters; a session writes its loop's lane only.
+    var counters: ListenerCounters
 }
 
 /// One client connection: the executor of its `SessionMachine`, as
@@ -32,6 +34,10 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     var connect: TunnelConnect?
     /// The runtime side of an intercepted CONNECT.
     var interception: ClientInterception?
+    /// The access-log line of the exchange under way; nil when `access_log` is off.
+    var access: AccessRecord?
+    /// This loop's lane of the listener's counters (SPEC §6).
+    let counters: ListenerCounters.Lane
     /// The close was decided: output drains, then the connection closes.
     private(set) var isClosing = false
     private(set) var isClosed = false
@@ -46,6 +52,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         self.listener = listener
         self.client = client
         self.clientAddress = clientAddress
+        counters = listener.counters.lanes[worker.index]
         machine = SessionMachine(mode: listener.configuration.mode)
         actions.reserveCapacity(8)
         client.delegate = self
@@ -87,11 +94,22 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     func finish(_ reason: CloseReason, answering: Bool) {
         guard !isClosing else { return }
         log(reason)
+        if access != nil {
+            if answering, let answer = reason.answer, access?.status == 0 { access?.status = answer.status }
+            if let exchange { access?.countBodies(of: exchange) }
+            if let tunnel = connect?.tunnel { access?.countBytes(of: tunnel) }
+            writeAccessRecord()
+        }
         exchange?.abandonUpstream()
         exchange = nil
         isClosing = true
         client.stopReading()
-        if answering, let answer = reason.answer { client.write(answer.serialise()) }
+        if answering, let answer = reason.answer {
+            counters.answered(answer.status)
+            client.write(answer.serialise())
+        }
+        if machine.refusedConnect { counters.refusedConnects.add() }
+        if case .requestDenied = reason.cause { counters.denied.add() }
         client.flush()
         if !answering || client.output.isEmpty { closeNow() }
     }
@@ -111,7 +129,10 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         worker.sessionDidClose(self)
     }
 
+
     private func log(_ reason: CloseReason) {
+        // SPEC §6: denied requests are logged, rate-limited (a deny rollout can be a flood).
+        if case .requestDenied = reason.cause, !worker.deniedLog.admit(now: .now, logger: worker.logger) { return }
         let level: Logger.Level = switch reason.severity {
         case .debug: .debug
         case .info: .info

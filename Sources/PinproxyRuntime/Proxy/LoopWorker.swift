@@ -7,10 +7,16 @@ final class SharedDaemonState: @unchecked Sendable {
     let logger: Logger
     let violations: ViolationRecorder
     let openConnections = Atomic<Int>(0)
+    let metrics: MetricsRegistry
+    /// `access_log`; nil when off (the default).
+    let accessLog: AccessLogFile?
+    let startedAt = Date()
 
-    init(logger: Logger, violations: ViolationRecorder) {
+    init(logger: Logger, violations: ViolationRecorder, metrics: MetricsRegistry, accessLog: AccessLogFile? = nil) {
         self.logger = logger
         self.violations = violations
+        self.metrics = metrics
+        self.accessLog = accessLog
     }
 }
 
@@ -27,6 +33,8 @@ struct ListenerDescriptor: Sendable {
 /// touched from another thread except through `loop.execute`.
 final class LoopWorker: IdleSocketDelegate {
     let loop: EventLoop
+    /// Which lane of every counter this loop writes (SPEC §6).
+    let index: Int
     let resolver: DNSResolver
     let pool = UpstreamPool()
     let shared: SharedDaemonState
@@ -37,10 +45,13 @@ final class LoopWorker: IdleSocketDelegate {
     /// Accepted connections that have not sent anything yet, by their socket.
     private var waiting: [ObjectIdentifier: WaitingClient] = [:]
     private var drainCompletion: (() -> Void)?
+    /// Denied requests' log lines on this loop (SPEC §6).
+    let deniedLog = LogRateLimiter(subsystem: "http", what: "denied requests")
 
     var logger: Logger { shared.logger }
 
-    init(configuration: ActiveConfiguration, shared: SharedDaemonState, resolvConf: String?) throws {
+    init(index: Int, configuration: ActiveConfiguration, shared: SharedDaemonState, resolvConf: String?) throws {
+        self.index = index
         loop = try EventLoop()
         resolver = try DNSResolver(loop: loop, resolvConf: resolvConf)
         self.configuration = configuration
@@ -65,7 +76,9 @@ final class LoopWorker: IdleSocketDelegate {
             // None when the process could not bind the address (already reported).
             guard let given = unused.removeValue(forKey: listenerConfiguration) else { continue }
             let endpoint = listenerConfiguration.address
-            let context = ListenerContext(configuration: listenerConfiguration, name: given.boundAddress.description)
+            let name = given.boundAddress.description
+            let context = ListenerContext(configuration: listenerConfiguration, name: name,
+                                          counters: shared.metrics.listener(named: name, mode: listenerConfiguration.mode))
             do {
                 listeners[listenerConfiguration] = try Listener(
                     loop: loop, descriptor: given.descriptor, boundAddress: given.boundAddress,
@@ -84,12 +97,16 @@ final class LoopWorker: IdleSocketDelegate {
     var boundAddresses: [String] { listeners.values.map { $0.boundAddress.description } }
 
     private func accept(_ fd: Int32, peer: SocketAddress, listener: ListenerContext) {
+        listener.counters.lanes[index].accepted.add()
         let open = shared.openConnections.add(1, ordering: .relaxed).newValue
         if open > configuration.limits.maxConnections || isDraining {
             shared.openConnections.subtract(1, ordering: .relaxed)
             let reason = CloseReason(isDraining ? .shuttingDown : .connectionLimit, in: .idle)
             logger.log(reason.severity == .warning ? .warning : .debug, reason.subsystem, "\(peer) \(reason)")
             // Best effort on a fresh socket: the answer fits in its send buffer.
+            if let answer = reason.answer {
+                listener.counters.lanes[index].answered(answer.status)
+            }
             if let answer = reason.answer?.serialise() {
                 _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }

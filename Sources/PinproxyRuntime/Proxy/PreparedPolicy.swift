@@ -16,18 +16,24 @@ final class PreparedPolicy: @unchecked Sendable {
     /// The policy's check (SPEC §2.3), built once: every handshake and
     /// `probe --chain` run this same value.
     let check: TrustCheck
+    /// Where this rule's traffic is counted (SPEC §6).
+    let counters: RuleCounters
 
     /// `contexts`: where rules with the same TLS settings find their shared
-    /// `SSL_CTX` (one cache per configuration generation).
+    /// `SSL_CTX` (one cache per configuration generation); `metrics`: the
+    /// daemon's counters (nil: counted nowhere shown, for `check` and `probe`).
     init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore, publicSuffixes: PublicSuffixList,
-         contexts: TLSClientContextCache = TLSClientContextCache()) throws {
+         contexts: TLSClientContextCache = TLSClientContextCache(), metrics: MetricsRegistry? = nil) throws {
         self.ruleName = ruleName
         self.policy = policy
         material = try PolicyMaterial.load(for: policy)
         pinMaterial = PinMaterial(spkiDigests: material.pinnedSPKIDigests,
                                   certificateDERs: material.pinnedCertificates.map { $0.facts.der })
         context = try contexts.context(for: policy, material: material, trustStore: trustStore)
-        knownPins = material.pinnedSPKIDigests.compactMap { SPKIPin(digest: $0)?.description }
+        let pins = material.pinnedSPKIDigests.compactMap { digest in SPKIPin(digest: digest).map { ($0.description, digest) } }
+        knownPins = pins.map(\.0)
+        counters = metrics?.rule(ruleName, pins: knownPins, pinDigests: pins.map(\.1))
+            ?? RuleCounters(rule: ruleName, pins: knownPins, pinDigests: pins.map(\.1), loops: 1)
         check = TrustCheck(policy: policy, material: pinMaterial, publicSuffixes: publicSuffixes)
     }
 

@@ -30,6 +30,8 @@ final class UpstreamConnector: ByteStreamDelegate {
     private let resumesSessions: Bool
     private unowned let pool: UpstreamPool
     private var completion: ((Result<Success, UpstreamFailure>) -> Void)?
+    /// The loop's lane of the rule's counters.
+    private let lane: Int
 
     private var dialer: UpstreamDialer?
     private var peer: SocketAddress?
@@ -37,8 +39,9 @@ final class UpstreamConnector: ByteStreamDelegate {
     private var handshakeTimer: Timer?
 
     init(loop: EventLoop, resolver: DNSResolver, pool: UpstreamPool, target: Endpoint, connectTo override: Endpoint?,
-         key: PoolKey, policy: PreparedPolicy, timeouts: Timeouts, resumesSessions: Bool = true,
+         key: PoolKey, policy: PreparedPolicy, timeouts: Timeouts, resumesSessions: Bool = true, lane: Int = 0,
          completion: @escaping (Result<Success, UpstreamFailure>) -> Void) {
+        self.lane = lane
         self.loop = loop
         self.target = target
         self.key = key
@@ -132,9 +135,26 @@ final class UpstreamConnector: ByteStreamDelegate {
         }
     }
 
+    /// SPEC §6: every handshake's outcome, and from a verified chain its pins and leaf.
+    private func count(_ result: Result<Success, UpstreamFailure>) {
+        let counters = policy.counters
+        switch result {
+        case let .success(success) where success.reported != nil:
+            counters.lane(lane).handshakesReported.add()
+        case let .success(success):
+            counters.handshakeAccepted(on: lane, verdict: success.connection.handshake.verdict,
+                                       resumed: success.connection.stream.resumedSession, now: Date())
+        case .failure(.blocked):
+            counters.lane(lane).handshakesBlocked.add()
+        case .failure:
+            counters.lane(lane).handshakesFailed.add()
+        }
+    }
+
     private func finish(_ result: Result<Success, UpstreamFailure>) {
         let completion = self.completion
         self.completion = nil
+        if completion != nil { count(result) }
         handshakeTimer?.cancel()
         if case .failure = result {
             pending?.close()

@@ -11,6 +11,8 @@ import PinproxyCore
 final class UpstreamPool: UpstreamConnectionDelegate {
     private var idle: [PoolKey: [UpstreamConnection]] = [:]
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
+    /// How many connections are idle here, for a scrape on another thread (SPEC §6).
+    let idleCount = Reading()
 
     init() {}
 
@@ -22,6 +24,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func take(_ key: PoolKey) -> UpstreamConnection? {
         guard let index = idle.index(forKey: key), let connection = idle.values[index].popLast() else { return nil }
         if idle.values[index].isEmpty { idle.remove(at: index) }
+        idleCount.set(idleCount.current - 1)
         connection.delegate = nil
         return connection
     }
@@ -36,6 +39,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         } else {
             idle[connection.key] = [connection]
         }
+        idleCount.set(idleCount.current + 1)
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs,
         // restarted by the read that completed the response: the same timeout
@@ -54,6 +58,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         for (key, list) in idle where key.generation < generation {
             list.forEach { $0.close() }
             idle[key] = nil
+            idleCount.set(idleCount.current - Int64(list.count))
         }
         sessions = sessions.filter { $0.key.generation >= generation }
     }
@@ -62,6 +67,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func closeAll() {
         idle.values.forEach { $0.forEach { $0.close() } }
         idle.removeAll()
+        idleCount.set(0)
         sessions.removeAll()
     }
 
@@ -71,6 +77,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
               let position = idle.values[index].firstIndex(where: { $0 === connection }) else { return }
         idle.values[index].remove(at: position)
         if idle.values[index].isEmpty { idle.remove(at: index) }
+        idleCount.set(idleCount.current - 1)
     }
 
     // An idle connection must stay silent: data, EOF, error or timeout retire it.

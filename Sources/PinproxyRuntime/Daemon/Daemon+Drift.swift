@@ -1,0 +1,36 @@
+import Foundation
+import PinproxyCore
+
+/// Drift (issue 16, SPEC §6): what goes wrong with time alone — pins whose
+/// `expires` is near or past, a CRL past its nextUpdate, the interception CA
+/// near its end, a leaf whose own key is the only pin that matched and that
+/// is due for renewal. Said at start and at reload (with the configuration's
+/// warnings), once a day on stderr, and always in `/status`.
+extension Daemon {
+    static let driftInterval: Duration = .seconds(86_400)
+
+    /// Every drift finding at `now`, one line each, naming the rule.
+    func driftWarnings(at now: Date) -> [String] {
+        let active = workers[0].configuration
+        var warnings: [String] = []
+        for rule in active.configuration.policies.rules {
+            if let message = PolicyWarnings.expiryWarning(rule.policy, at: now) {
+                warnings.append("$.hosts[\"\(rule.key)\"].expires: \(message)")
+            }
+        }
+        warnings += active.fileWarnings(at: now) + active.interceptionWarnings(at: now)
+        for rule in shared.metrics.samples(for: active, boundListeners: []).rules {
+            warnings += StatusDocument.warnings(for: rule, now: now).map { "$.hosts[\"\(rule.rule)\"]: \($0)" }
+        }
+        return warnings
+    }
+
+    /// Loop 0's daily timer.
+    func scheduleDriftCheck() {
+        driftTimer = Timer(loop: workers[0].loop) { [unowned self] in
+            self.driftWarnings(at: Date()).forEach { self.logger.log(.warning, "drift", $0) }
+            self.driftTimer?.schedule(after: Self.driftInterval)
+        }
+        driftTimer?.schedule(after: Self.driftInterval)
+    }
+}

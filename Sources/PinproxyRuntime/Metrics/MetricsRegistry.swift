@@ -1,0 +1,65 @@
+import Foundation
+import PinproxyCore
+import Synchronization
+
+/// Where every loop's counters are found (SPEC §6). The request path never
+/// comes here: a listener takes its `ListenerCounters` when it starts and a
+/// rule its `RuleCounters` when its generation is built; only those and a
+/// scrape take the lock.
+final class MetricsRegistry: Sendable {
+    private struct RuleIdentity: Hashable {
+        var rule: String
+        var pins: [String]
+    }
+
+    private struct State {
+        var listeners: [String: ListenerCounters] = [:]
+        var rules: [RuleIdentity: RuleCounters] = [:]
+    }
+
+    let loops: Int
+    private let state = Mutex(State())
+
+    init(loops: Int) { self.loops = max(1, loops) }
+
+    /// The counters of the listener bound to `name` (`ip:port`); the same
+    /// object for the same name, so a listener kept across a reload keeps counting.
+    func listener(named name: String, mode: ListenerConfiguration.Mode) -> ListenerCounters {
+        let modeName = if case .gateway = mode { "gateway" } else { "forward" }
+        return state.withLock { state in
+            if let counters = state.listeners[name], counters.mode == modeName { return counters }
+            let counters = ListenerCounters(name: name, mode: modeName, loops: loops)
+            state.listeners[name] = counters
+            return counters
+        }
+    }
+
+    /// The counters of `rule` with these pins (digests in the order of `pins`).
+    func rule(_ rule: String, pins: [String], pinDigests: [[UInt8]]) -> RuleCounters {
+        let identity = RuleIdentity(rule: rule, pins: pins)
+        return state.withLock { state in
+            if let counters = state.rules[identity] { return counters }
+            let counters = RuleCounters(rule: rule, pins: pins, pinDigests: pinDigests, loops: loops)
+            state.rules[identity] = counters
+            return counters
+        }
+    }
+
+    /// Forgets the rules `configuration` (the generation just swapped in) no
+    /// longer has, so that reloads that rename rules do not pile them up.
+    /// Exchanges still under an older generation keep counting into theirs, unshown.
+    func keepRules(of configuration: ActiveConfiguration) {
+        let kept = Set(configuration.ruleCounters.map { ObjectIdentifier($0) })
+        state.withLock { state in state.rules = state.rules.filter { kept.contains(ObjectIdentifier($0.value)) } }
+    }
+
+    /// The listeners and rules to show: those `configuration` has, in its
+    /// order (a rule or listener a reload removed is not shown any more).
+    func samples(for configuration: ActiveConfiguration, boundListeners: [String])
+        -> (listeners: [MetricsSnapshot.Listener], rules: [MetricsSnapshot.Rule]) {
+        let (listeners, rules) = state.withLock { state in
+            (boundListeners.compactMap { state.listeners[$0] }, configuration.ruleCounters)
+        }
+        return (listeners.map(\.sample), rules.map(\.sample))
+    }
+}

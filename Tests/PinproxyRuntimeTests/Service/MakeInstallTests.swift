@@ -14,6 +14,7 @@ struct MakeInstallTests {
         "/usr/local/share/doc/pinproxy/configuration.md": 0o644,
         "/usr/local/share/doc/pinproxy/http.md": 0o644,
         "/usr/local/share/doc/pinproxy/logs.md": 0o644,
+        "/usr/local/share/doc/pinproxy/metrics.md": 0o644,
         "/usr/local/share/man/man8/pinproxy.8": 0o644,
         "/usr/local/share/man/man8/pinproxy-ca.8": 0o644,
         "/usr/local/share/man/man5/pinproxy.json.5": 0o644,

@@ -24,6 +24,10 @@ public struct Configuration: Sendable {
     public var connectPorts: Set<UInt16> = [443]
     /// `admin` (SPEC §6): where `/metrics` and `/status` are served; nil when absent.
     public var admin: AdminListener?
+    /// Where rules with `"pins": "learn"` keep what they learned (SPEC §2.1):
+    /// `$STATE_DIRECTORY/learned-pins.json`, else `./learned-pins.json`. Not a
+    /// key of the file: it is state, like the CA, not configuration.
+    public var learnedPinsPath = "./" + LearnedPins.fileName
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,

@@ -63,7 +63,11 @@ public struct LearnedPinFile: Sendable {
         do throws(ConfigurationError) {
             return try LearnedPinsDocument.parse(text, source: path)
         } catch {
-            throw LearnedPinFileError(path: path, problem: "is not a valid learned-pins file:\n\(error)",
+            // One line, each problem with its line and JSON path; the one fix at the end.
+            let problems = error.problems.map { problem in
+                (problem.line.map { "line \($0): " } ?? "") + "\(problem.path): \(problem.message)"
+            }
+            throw LearnedPinFileError(path: path, problem: "is not a valid learned-pins file: " + problems.joined(separator: "; "),
                                       fix: LearnedPinsDocument.resetHint)
         }
     }

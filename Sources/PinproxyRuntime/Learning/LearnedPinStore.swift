@@ -35,7 +35,9 @@ final class LearnedPinStore: Sendable {
     }
 
     /// Replaces what is in memory with what the file says now (start, SIGHUP).
-    /// Throws, changing nothing, when the file cannot be read or trusted.
+    /// Throws, changing nothing, when the file cannot be read or trusted. A
+    /// reload rejected later for another reason keeps what was read here: the
+    /// file, not the generation, says what a rule has learned.
     func reload() throws(LearnedPinFileError) {
         let file = self.file
         let result = Self.fileQueue.sync { Result { () throws(LearnedPinFileError) in try file.read() } }

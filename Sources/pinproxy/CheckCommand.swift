@@ -78,12 +78,22 @@ enum CheckCommand {
             lines.append("  resolve \(from) → \(to)")
         }
         lines.append("  violation log: \(configuration.violationLogPath)")
+        let learning = configuration.policies.rules.filter(\.policy.learnsPins)
+        if !learning.isEmpty {
+            // Read with the daemon's checks already (`PolicyProbe.load`): here only counted.
+            let learned = (try? LearnedPinFile(path: configuration.learnedPinsPath).read())?.rules ?? [:]
+            let count = learning.filter { learned[$0.key] != nil }.count
+            lines.append("  learned pins: \(configuration.learnedPinsPath) (\(count) of \(learning.count) learning rule"
+                         + "\(learning.count == 1 ? "" : "s") learned; `pinproxy pins --learned` prints them)")
+        }
         return lines
     }
 
     private static func describe(_ policy: TrustPolicy) -> String {
         var parts = [policy.kind.rawValue]
         switch policy.kind {
+        case .pinPublicKeys where policy.learnsPins:
+            parts.append("pins learned on first use")
         case .pinPublicKeys:
             let count = policy.pins.count + policy.publicKeyFiles.count
             parts.append("\(count) pin\(count == 1 ? "" : "s")\(policy.publicKeyFiles.isEmpty ? "" : " (\(policy.publicKeyFiles.count) from files)")")

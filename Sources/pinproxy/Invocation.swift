@@ -30,6 +30,8 @@ struct Invocation {
     var since: String?
     /// `pins --cert FILE...`: certificate files instead of a live host.
     var certificateFiles: [String] = []
+    /// `pins --learned`: the pins learning rules learned, as a `hosts` section.
+    var printsLearnedPins = false
     /// `probe --chain FILE`: evaluate a chain from a file instead of connecting.
     var chainFile: String?
     /// `probe --at TIME`: the evaluation time of `--chain` (RFC 3339).
@@ -108,6 +110,9 @@ struct Invocation {
                     throw UsageError(description: "--at \(text): expected an RFC 3339 time, e.g. 2027-01-15T00:00:00Z")
                 }
                 evaluationTime = time
+            case "--learned":
+                try require([.pins], flag)
+                printsLearnedPins = true
             case "--cert":
                 try require([.pins], flag)
                 readsCertificates = true
@@ -142,7 +147,11 @@ struct Invocation {
                 throw UsageError(description: "pinproxy tail reads one file, got \(positional.joined(separator: " "))")
             }
         case .pins:
-            if readsCertificates {
+            if printsLearnedPins {
+                if readsCertificates || !positional.isEmpty {
+                    throw UsageError(description: "pins --learned takes no HOST[:PORT] or --cert: it prints what was learned")
+                }
+            } else if readsCertificates {
                 guard !certificateFiles.isEmpty else { throw UsageError(description: "--cert needs at least one file") }
                 if let extra = positional.first {
                     throw UsageError(description: "unexpected argument \(extra): give either HOST[:PORT] or --cert FILE...")
@@ -178,6 +187,7 @@ struct Invocation {
       pinproxy check  [-c FILE]                       validate a config, load its files, print a summary
       pinproxy pins   HOST[:PORT] [-c FILE]           print the SPKI pins a live host serves (not validated)
       pinproxy pins   --cert FILE...                  print the SPKI pins of certificate files
+      pinproxy pins   --learned [-c FILE]             print the pins learned on first use as a hosts section
       pinproxy probe  HOST[:PORT] [-c FILE]           evaluate the configured policy against a live host
       pinproxy probe  HOST[:PORT] [-c FILE] --chain FILE [--at TIME]
                                                       the same against a PEM chain, without connecting

@@ -2,13 +2,14 @@ import Foundation
 import PinproxyCore
 import PinproxyRuntime
 
-/// `pinproxy pins HOST[:PORT] | --cert FILE...`: print the SPKI pins of a
+/// `pinproxy pins HOST[:PORT] | --cert FILE... | --learned`: print the SPKI pins of a
 /// live chain or of certificate files, and a ready-to-paste `hosts` entry
 /// (SPEC §1). It validates nothing, and says so: it is how pins are learnt.
 enum PinsCommand {
     static let warning = "pinproxy did not validate this chain: check it before you trust these pins."
 
     static func execute(_ invocation: Invocation) -> Int32 {
+        if invocation.printsLearnedPins { return LearnedPinsCommand.execute(invocation) }
         if !invocation.certificateFiles.isEmpty { return printFiles(invocation.certificateFiles) }
         let target: HostArgument
         do {

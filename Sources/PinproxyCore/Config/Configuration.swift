@@ -30,6 +30,10 @@ public struct Configuration: Sendable {
     public var admin: AdminListener?
     /// `access_log` (SPEC §6): one JSON line per exchange or CONNECT; nil when absent.
     public var accessLogPath: String?
+    /// Where rules with `"pins": "learn"` keep what they learned (SPEC §2.1):
+    /// `$STATE_DIRECTORY/learned-pins.json`, else `./learned-pins.json`. Not a
+    /// key of the file: it is state, like the CA, not configuration.
+    public var learnedPinsPath = "./" + LearnedPins.fileName
 
     public init(listeners: [ListenerConfiguration],
                 violationLogPath: String,

@@ -62,6 +62,10 @@ enum HostsSection {
                 diagnostics.warn(entryPath, "\"\(member.key)\" covers every name directly under the single label "
                                  + "\"\(pattern.anchor)\" (a public suffix?)")
             }
+            if policy.learnsPins && (coversSubtree || pattern.isWildcard) {
+                diagnostics.warn(entryPath.key("pins"), "\"\(member.key)\" learns one set of pins for every name it covers, "
+                                 + "from the first of them: the others must be served under the same issuer or key")
+            }
             rules.append(HostRule(pattern: pattern, policy: policy))
         }
         return rules

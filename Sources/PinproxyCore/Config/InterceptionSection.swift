@@ -7,8 +7,7 @@ enum InterceptionSection {
     static func parse(_ value: JSONValue, at path: JSONPath, environment: [String: String],
                       into diagnostics: inout ConfigurationDiagnostics) -> Interception? {
         guard let members = diagnostics.members(of: value, at: path, allowed: keys) else { return nil }
-        let stateDirectory = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
-        var directory = stateDirectory.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + "ca" } ?? "./pinproxy-ca"
+        var directory = StateDirectory.path(of: "ca", environment: environment, fallback: "./pinproxy-ca")
         for member in members {
             guard let text = diagnostics.string(member.value, at: path.key(member.key)) else { return nil }
             guard !text.isEmpty else {

@@ -48,6 +48,21 @@ enum PolicySection {
                                     "\"include_subdomains\" does not apply to default_policy (it covers every unlisted host)")
                 continue
             }
+            if member.key == "pins", member.value.stringValue == LearnedPins.keyword {
+                guard allowed.contains("pins") else {
+                    diagnostics.problem(memberPath, member.value, "\"pins\": \"learn\" does not apply to policy \"\(kind.rawValue)\"",
+                                        hint: "pins are learned on first use by policy \"pin-public-keys\" only: "
+                                            + "write \"policy\": \"pin-public-keys\", \"pins\": \"learn\"")
+                    continue
+                }
+                if isDefaultPolicy {
+                    // Learning is per rule: the first unlisted host would pin every other one.
+                    diagnostics.problem(memberPath, member.value, "\"pins\": \"learn\" does not apply to default_policy",
+                                        hint: "pins are learned per rule, and default_policy covers every unlisted host: "
+                                            + "add the host to \"hosts\" with \"pins\": \"learn\"")
+                    continue
+                }
+            }
             guard allowed.contains(member.key) else {
                 let appliesTo = PolicyKind.allCases.filter { specificKeys(of: $0).contains(member.key) }.map(\.rawValue)
                 diagnostics.problem(memberPath, line: member.position.line,
@@ -84,6 +99,13 @@ enum PolicySection {
                               into diagnostics: inout ConfigurationDiagnostics) {
         let value = member.value
         switch member.key {
+        case "pins" where value.stringValue != nil:
+            guard value.stringValue == LearnedPins.keyword else {
+                diagnostics.problem(path, value, "expected an array of pins or \"\(LearnedPins.keyword)\", found \"\(value.stringValue ?? "")\"",
+                                    hint: "write \"pins\": [\"sha256/…\", \"sha256/…\"], or \"pins\": \"learn\" to trust the host on first use")
+                return
+            }
+            policy.learnsPins = true
         case "pins":
             policy.pins = (diagnostics.strings(value, at: path) ?? []).compactMap { text, elementPath, element in
                 do throws(PinParseError) {
@@ -184,6 +206,11 @@ enum PolicySection {
                                 hint: "add \"anchors\": [\"/etc/pinproxy/certs/root.pem\"]")
         default:
             break
+        }
+        if policy.learnsPins, let keys = value["public_keys"] {
+            diagnostics.problem(path.key("public_keys"), keys, "\"public_keys\" cannot be combined with \"pins\": \"learn\"",
+                                hint: "learned pins are the whole pin set: remove \"public_keys\", "
+                                    + "or list the pins instead of learning them")
         }
         let hasCertificate = value["client_certificate"] != nil, hasKey = value["client_key"] != nil
         if hasCertificate != hasKey {

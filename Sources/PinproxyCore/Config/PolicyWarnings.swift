@@ -11,6 +11,8 @@ public enum PolicyWarnings {
         switch policy.kind {
         case .disable:
             diagnostics.warn(path, "policy \"disable\": no certificate evaluation at all for this host")
+        case .pinPublicKeys where policy.learnsPins:
+            diagnostics.warn(path.key("pins"), LearnedPins.firstUseWarning)
         case .pinPublicKeys where policy.pins.count + policy.publicKeyFiles.count < 2:
             diagnostics.warn(path.key(policy.pins.isEmpty ? "public_keys" : "pins"),
                              "only one pin, no backup pin: a key rotation on the server will block this host")

@@ -12,6 +12,8 @@ import Foundation
 /// | `pin-*`, `validate_chain` | chain → host → pins against the verified chain |
 /// | `pin-*`, no `validate_chain` | host → pins against the signing path |
 /// | `pin-*` after `expires` | chain → host |
+/// | `pin-public-keys` `"learn"`, nothing learned yet | chain → host (`firstUseEvaluator`) |
+/// | `pin-public-keys` `"learn"`, learned | as with those pins listed |
 ///
 /// `validate_chain` is a key of the pin policies only: `default` and `anchors`
 /// always validate the chain (the runtime validates against the anchors instead
@@ -45,6 +47,16 @@ public enum PolicyEvaluation {
             guard let expires = policy.expires else { return pinned }
             return PinExpirySwitch(expires: expires, pinned: pinned, unpinned: unpinned)
         }
+    }
+
+    /// `default` evaluation under `policy`'s own settings (chain → host when
+    /// `validate_host`, its revocation settings), pins left out: what guards
+    /// the first connection of a rule with `"pins": "learn"` (SPEC §2.1), the
+    /// one whose verified chain is learned. The chain is always validated, as
+    /// `default` does, whatever `validate_chain` says: nothing is pinned yet
+    /// that could stand in for the trust store.
+    public static func firstUseEvaluator(for policy: TrustPolicy, publicSuffixes: PublicSuffixList) -> any TrustEvaluator {
+        CompositeEvaluator(checks(chain: chainChecks(policy, publicSuffixes: publicSuffixes), host: policy.validateHost))
     }
 
     /// SPEC §2.3 step 2: OpenSSL's path validation, then the web-PKI rules

@@ -84,6 +84,10 @@ public struct TrustPolicy: Sendable, Hashable {
     public var crlFiles: [String]
     /// `ocsp_stapling` (default `"check"`).
     public var ocspStapling: OCSPStaplingMode
+    /// `"pins": "learn"` (SPEC §2.1, trust on first use): `pins` is empty
+    /// here; the runtime enforces what the rule's first verified handshake
+    /// recorded, and until then only `default` evaluation.
+    public var learnsPins: Bool
 
     public init(kind: PolicyKind,
                 pins: [SPKIPin] = [],
@@ -100,7 +104,8 @@ public struct TrustPolicy: Sendable, Hashable {
                 clientCredentials: ClientCredentialFiles? = nil,
                 reportURI: String? = nil,
                 crlFiles: [String] = [],
-                ocspStapling: OCSPStaplingMode = .check) {
+                ocspStapling: OCSPStaplingMode = .check,
+                learnsPins: Bool = false) {
         self.kind = kind
         self.pins = pins
         self.publicKeyFiles = publicKeyFiles
@@ -117,6 +122,7 @@ public struct TrustPolicy: Sendable, Hashable {
         self.reportURI = reportURI
         self.crlFiles = crlFiles
         self.ocspStapling = ocspStapling
+        self.learnsPins = learnsPins
     }
 
     /// performDefaultEvaluation: chain to the trust store and host name.

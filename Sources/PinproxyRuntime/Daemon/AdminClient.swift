@@ -1,6 +1,7 @@
-// Socket constants (SOCK_STREAM …) through the libevent module, whose shim
-// includes the libc socket headers first: with another C module (CZlib)
-// owning those headers, Foundation alone no longer shows them.
+// Socket constants (SOCK_STREAM, MSG_NOSIGNAL …) through the libevent
+// module, whose shim includes the libc socket headers first: which C module
+// owns those declarations depends on how a build batches its files, and
+// through Foundation alone they were missing in some builds.
 internal import CLibevent
 import Foundation
 import PinproxyCore

@@ -1,3 +1,8 @@
+// Socket constants (SOCK_STREAM, MSG_NOSIGNAL …) through the libevent
+// module, whose shim includes the libc socket headers first: which C module
+// owns those declarations depends on how a build batches its files, and
+// through Foundation alone they were missing in some builds.
+internal import CLibevent
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -52,7 +57,8 @@ public final class Logger: @unchecked Sendable {
     public let usesPriorityPrefix: Bool
 
     /// Creates a logger writing to `descriptor` (stderr unless a test passes a pipe or socket).
-    public init(environment: [String: String], descriptor: Int32 = STDERR_FILENO) {
+    /// `descriptor` 2 is standard error (STDERR_FILENO, not nameable in a public default argument here).
+    public init(environment: [String: String], descriptor: Int32 = 2) {
         self.descriptor = descriptor
         self.usesPriorityPrefix = environment["JOURNAL_STREAM"] != nil || environment["INVOCATION_ID"] != nil
         var info = stat()

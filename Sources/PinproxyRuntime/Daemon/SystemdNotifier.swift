@@ -1,3 +1,8 @@
+// Socket constants (SOCK_STREAM, MSG_NOSIGNAL …) through the libevent
+// module, whose shim includes the libc socket headers first: which C module
+// owns those declarations depends on how a build batches its files, and
+// through Foundation alone they were missing in some builds.
+internal import CLibevent
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -41,6 +41,11 @@ final class UpstreamHandshake {
 
     /// The time validity is judged at: now (nil), or what `probe --chain --at` names.
     var evaluationTime: Date?
+    /// The check is a learning rule's first-use check (SPEC §2.1 `"pins": "learn"`):
+    /// the chain it accepts is offered to the rule's learned pins once the
+    /// handshake is done (`PinLearning.learn`), not here, where a later
+    /// callback (the OCSP staple's) may still refuse it.
+    var learnsPins = false
 
     /// Runs the check and keeps its verdict; true when the request may be relayed.
     private func decide(_ chain: PeerChain) -> Bool {

@@ -26,6 +26,8 @@ final class ActiveConfiguration: @unchecked Sendable {
     private let configPath: String?
     /// nil when `default_policy` is `deny`.
     private let defaultPolicy: PreparedPolicy?
+    /// What rules with `"pins": "learn"` learned (SPEC §2.1); nil when no rule learns.
+    let learnedPins: LearnedPinStore?
 
     /// Loads every file the policies name and builds their TLS contexts.
     /// Errors name the host rule (as a JSON path) and the file.
@@ -37,9 +39,13 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// `previous`'s CA is kept when the files are unchanged (its leaf cache
     /// and session tickets survive a reload).
     /// `metrics`: the daemon's counters, which the rules' counters come from.
+    /// When a rule learns its pins, the learned-pins file is read (a file that
+    /// is malformed or that others can write fails the build, naming it) into
+    /// `previous`'s store, which every generation shares; `recordsLearnedPins`
+    /// false (`probe`) learns nothing and writes nothing.
     init(configuration: Configuration, generation: Int, previous: ActiveConfiguration? = nil,
          configPath: String? = nil, loadsInterception: Bool = true, metrics: MetricsRegistry? = nil,
-         now: Date = Date()) throws {
+         recordsLearnedPins: Bool = true, now: Date = Date()) throws {
         self.configuration = configuration
         self.generation = generation
         self.configPath = configPath
@@ -68,13 +74,15 @@ final class ActiveConfiguration: @unchecked Sendable {
         } catch {
             throw RuntimeError.message("\(error)")
         }
+        learnedPins = try Self.learnedPinStore(for: configuration, previous: previous, records: recordsLearnedPins)
         var problems: [String] = []
         var policies: [String: PreparedPolicy] = [:]
         let contexts = TLSClientContextCache()
         for rule in configuration.policies.rules {
             do {
                 policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore,
-                                                        publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics)
+                                                        publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics,
+                                                        learnedPins: learnedPins)
             } catch {
                 problems.append(Self.located(error, under: "$.hosts[\"\(rule.key)\"]", in: configuration))
             }
@@ -103,6 +111,24 @@ final class ActiveConfiguration: @unchecked Sendable {
             return "\(pathPrefix): \(error)"
         }
         return "\(location): \(error)"
+    }
+
+    /// The store learning rules share, read afresh from the file: `previous`'s
+    /// (so that two generations never learn one rule twice), or a new one; nil
+    /// when no rule learns. A recording store needs a directory it can write.
+    private static func learnedPinStore(for configuration: Configuration, previous: ActiveConfiguration?,
+                                        records: Bool) throws -> LearnedPinStore? {
+        guard configuration.policies.rules.contains(where: { $0.policy.learnsPins }) else { return nil }
+        let file = LearnedPinFile(path: configuration.learnedPinsPath)
+        let store = previous?.learnedPins.flatMap { $0.file.path == file.path && $0.records == records ? $0 : nil }
+            ?? LearnedPinStore(file: file, records: records)
+        do {
+            if records { try file.checkWritable() }
+            try store.reload()
+        } catch {
+            throw RuntimeError.message("learned pins: \(error)")
+        }
+        return store
     }
 
     /// File-backed findings that do not stop pinproxy but must not pass

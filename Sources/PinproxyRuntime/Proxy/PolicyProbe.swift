@@ -170,7 +170,9 @@ public enum PolicyProbe {
         let active: ActiveConfiguration
         do {
             // The interception CA serves clients, not upstreams: a probe does not need it.
-            active = try ActiveConfiguration(configuration: configuration, generation: 1, loadsInterception: false)
+            // It reads what learning rules learned, and learns nothing itself.
+            active = try ActiveConfiguration(configuration: configuration, generation: 1, loadsInterception: false,
+                                             recordsLearnedPins: false)
         } catch {
             report.verdict = .configurationUnusable
             report.detail = "\(error)"
@@ -246,6 +248,10 @@ public enum PolicyProbe {
             report.detail = policy.policy.kind == .disable
                 ? "policy disable: the chain was not evaluated"
                 : "every check of the \(policy.policy.kind.rawValue) policy passed"
+            if policy.learning?.isUnlearned == true {
+                report.detail = "no pins learned yet: default evaluation passed, so the daemon would learn "
+                    + "this chain's leaf and issuer keys (trust on first use)"
+            }
         case let .allowAndReport(_, detail):
             report.verdict = .acceptedReportOnly
             report.detail = detail

@@ -11,19 +11,29 @@ final class PreparedPolicy: @unchecked Sendable {
     let material: PolicyMaterial
     let pinMaterial: PinMaterial
     let context: TLSClientContext
-    /// `sha256/…` pins as the log's `known_pins` shows them.
-    let knownPins: [String]
+    /// The configured pins (inline and from `public_keys` files) as `sha256/…`.
+    let configuredPins: [String]
+    /// `sha256/…` pins as the log's `known_pins` shows them: the configured
+    /// ones, or those a learning rule learned.
+    var knownPins: [String] { learning?.knownPins ?? configuredPins }
     /// The policy's check (SPEC §2.3), built once: every handshake and
-    /// `probe --chain` run this same value.
+    /// `probe --chain` run this same value, unless the rule learns its pins.
+    /// A learning rule's own check has no pins and matches nothing (fail closed).
     let check: TrustCheck
+    /// `"pins": "learn"`: the check that stands in for `check`; nil for every
+    /// other rule (and for a learning rule prepared without a store, which
+    /// then blocks everything rather than trust anything unpinned).
+    let learning: PinLearning?
     /// Where this rule's traffic is counted (SPEC §6).
     let counters: RuleCounters
 
     /// `contexts`: where rules with the same TLS settings find their shared
     /// `SSL_CTX` (one cache per configuration generation); `metrics`: the
-    /// daemon's counters (nil: counted nowhere shown, for `check` and `probe`).
+    /// daemon's counters (nil: counted nowhere shown, for `check` and `probe`);
+    /// `learnedPins`: where a rule with `"pins": "learn"` learns.
     init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore, publicSuffixes: PublicSuffixList,
-         contexts: TLSClientContextCache = TLSClientContextCache(), metrics: MetricsRegistry? = nil) throws {
+         contexts: TLSClientContextCache = TLSClientContextCache(), metrics: MetricsRegistry? = nil,
+         learnedPins: LearnedPinStore? = nil) throws {
         self.ruleName = ruleName
         self.policy = policy
         material = try PolicyMaterial.load(for: policy)
@@ -31,15 +41,26 @@ final class PreparedPolicy: @unchecked Sendable {
                                   certificateDERs: material.pinnedCertificates.map { $0.facts.der })
         context = try contexts.context(for: policy, material: material, trustStore: trustStore)
         let pins = material.pinnedSPKIDigests.compactMap { digest in SPKIPin(digest: digest).map { ($0.description, digest) } }
-        knownPins = pins.map(\.0)
-        counters = metrics?.rule(ruleName, pins: knownPins, pinDigests: pins.map(\.1))
-            ?? RuleCounters(rule: ruleName, pins: knownPins, pinDigests: pins.map(\.1), loops: 1)
+        configuredPins = pins.map(\.0)
+        counters = metrics?.rule(ruleName, pins: configuredPins, pinDigests: pins.map(\.1))
+            ?? RuleCounters(rule: ruleName, pins: configuredPins, pinDigests: pins.map(\.1), loops: 1)
         check = TrustCheck(policy: policy, material: pinMaterial, publicSuffixes: publicSuffixes)
+        learning = policy.learnsPins ? learnedPins.map {
+            PinLearning(rule: ruleName, policy: policy, store: $0, publicSuffixes: publicSuffixes)
+        } : nil
     }
 
     /// The verification state of one handshake with `host` under this policy,
-    /// which runs `check` inside the handshake and keeps the verdict.
+    /// which runs `check` (or the learning rule's current one) inside the
+    /// handshake and keeps the verdict.
     func handshake(host: HostName, port: UInt16) -> UpstreamHandshake {
-        UpstreamHandshake(host: host, port: port, check: check, material: material, trustStore: context.trustStore)
+        guard let learning else {
+            return UpstreamHandshake(host: host, port: port, check: check, material: material, trustStore: context.trustStore)
+        }
+        let (current, learns) = learning.currentCheck()
+        let handshake = UpstreamHandshake(host: host, port: port, check: current, material: material,
+                                          trustStore: context.trustStore)
+        handshake.learnsPins = learns
+        return handshake
     }
 }

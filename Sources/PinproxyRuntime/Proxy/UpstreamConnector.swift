@@ -113,8 +113,19 @@ final class UpstreamConnector: ByteStreamDelegate {
         guard let connection = pending else { return }
         pending = nil
         handshakeTimer?.cancel()
+        var verdict = connection.handshake.verdict
+        if connection.handshake.learnsPins, let learning = policy.learning, let accepted = verdict, let peer {
+            // SPEC §2.1: the verdict is final now; learn the chain, or, when
+            // another connection learned first, stand by its pins.
+            let settled = learning.learn(from: accepted, host: target.host, now: Date())
+            guard settled.decision.permitsRelay else {
+                connection.close()
+                finish(.failure(.blocked(settled, peer: peer)))
+                return
+            }
+            verdict = settled
+        }
         connection.didConnect()
-        let verdict = connection.handshake.verdict
         let reported = verdict.flatMap { $0.decision.permitsRelay && $0.decision.reason != nil ? $0 : nil }
         if reported != nil {
             // Resuming a session skips verification: a server let through

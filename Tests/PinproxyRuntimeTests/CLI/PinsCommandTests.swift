@@ -80,4 +80,15 @@ import Testing
         #expect(result.errorOutput.contains("127.0.0.1:\(port)"))
         #expect(result.errorOutput.contains("Connection refused"))
     }
+
+    @Test("--learned is pins' own flag and stands alone: with a host, with --cert, or on another command it is a usage error", arguments: [
+        (["pins", "--learned", "api.example.com"], "pins --learned takes no HOST[:PORT] or --cert"),
+        (["pins", "--learned", "--cert", "a.pem"], "pins --learned takes no HOST[:PORT] or --cert"),
+        (["probe", "api.example.com", "--learned"], "--learned is an option of pinproxy pins, not of pinproxy probe"),
+    ])
+    func learnedUsage(arguments: [String], message: String) throws {
+        let result = try PinproxyBinary.run(arguments)
+        #expect(result.status == 2)
+        #expect(result.errorOutput.contains(message), "stderr:\n\(result.errorOutput)")
+    }
 }

@@ -56,7 +56,7 @@ extension ChildProcess {
         /// What a test runner under systemd would pass on and a child must
         /// not mistake for its own service manager's.
         static let systemdVariables = ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-                                       "WATCHDOG_USEC", "WATCHDOG_PID", "LOGS_DIRECTORY"]
+                                       "WATCHDOG_USEC", "WATCHDOG_PID", "LOGS_DIRECTORY", "STATE_DIRECTORY"]
 
         func childEnvironment() -> [String: String] {
             var inherited = ProcessInfo.processInfo.environment

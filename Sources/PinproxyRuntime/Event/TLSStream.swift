@@ -267,6 +267,16 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     // MARK: events (StreamEventsOwner)
 
+    /// Records OpenSSL read from the socket and has not decrypted into the
+    /// input yet: a request that came in the same read as the client's
+    /// Finished (read-ahead takes the socket's every byte), or what was left
+    /// when the input filled up. Never during the handshake, which is driven
+    /// by the socket alone.
+    var holdsUnreadInput: Bool {
+        guard isOpenForData, let connection else { return false }
+        return SSL_has_pending(connection.pointer) != 0
+    }
+
     func eventsDidFireRead(timedOut: Bool) {
         guard isOpenForData else { return advanceHandshake(fromCallback: true) }
         if timedOut { return delegate?.stream(self, didEnd: .timedOut(reading: true)) ?? () }

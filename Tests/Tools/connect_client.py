@@ -132,7 +132,8 @@ def make_tls(opts, host):
     else:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    protocols = list(opts.alpn or ["http/1.1"])
+    # --alpn "" offers none: no ALPN extension at all.
+    protocols = [name for name in (opts.alpn or ["http/1.1"]) if name]
     if opts.alpn_padding:
         filler, left, index = [], opts.alpn_padding, 0
         while left > 0:
@@ -141,7 +142,8 @@ def make_tls(opts, host):
             left -= size
             index += 1
         protocols = filler + protocols
-    context.set_alpn_protocols(protocols)
+    if protocols:
+        context.set_alpn_protocols(protocols)
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     server_name = None if opts.no_sni else (opts.sni or host)
     return context.wrap_bio(incoming, outgoing, server_hostname=server_name), incoming, outgoing

@@ -13,6 +13,9 @@ enum ConnectClient {
             var head: String
             var body: String
 
+            /// The body's bytes (the script hands them over as Latin-1 text).
+            var bytes: [UInt8] { body.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) } }
+
             /// The recording origin's JSON answer.
             var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:] }
         }

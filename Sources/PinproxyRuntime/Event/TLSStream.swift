@@ -39,8 +39,8 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     private var writeWaitsForReadable = false
     /// The length of an SSL_write OpenSSL asked to repeat (RFC: same bytes, at least as many).
     private var pendingWrite = 0
-    /// A failure found inside a method the delegate called (reported from the write event).
-    private var deferredFailure: String?
+    /// An end found inside a method the delegate called (reported from the write event).
+    private var deferredEnding: StreamEnd?
     /// The handshake completed inside `startHandshake`: reported from the write event.
     private var connectPending = false
 
@@ -134,18 +134,29 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             events.armRead(timeout: nil)
         case SSL_ERROR_WANT_WRITE:
             events.armWrite(timeout: nil)
-        default:
-            // A refusal of pinproxy's own (the client's SNI) says more than OpenSSL's queue.
-            let queued = OpenSSLError.describeQueue(fallback: "TLS handshake failed")
-            let detail = connection.refusal.map { "\($0)" } ?? queued
+        case let code:
+            let ending = handshakeEnding(code, refusal: connection.refusal)
             hasFailed = true
             if fromCallback {
-                delegate?.stream(self, didEnd: .tlsFailed(detail))
+                delegate?.stream(self, didEnd: ending)
             } else {
-                deferredFailure = detail
+                deferredEnding = ending
                 events.activateWrite()
             }
         }
+    }
+
+    /// Why a handshake stopped: a refusal of pinproxy's own (the client's
+    /// SNI) says more than OpenSSL's queue; a peer that closed or reset with
+    /// nothing on the queue simply went away (a client giving up, an upstream
+    /// dropping the connection), which is an end of stream, not a TLS error.
+    private func handshakeEnding(_ code: Int32, refusal: TLSRefusal?) -> StreamEnd {
+        if let refusal { return .tlsFailed("\(refusal)") }
+        if code == SSL_ERROR_ZERO_RETURN || (code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+            if code == SSL_ERROR_ZERO_RETURN || errno == 0 || errno == ECONNRESET { return .endOfStream }
+            return .failed(String(cString: strerror(errno)))
+        }
+        return .tlsFailed(OpenSSLError.describeQueue(fallback: "TLS handshake failed"))
     }
 
     /// After the prefix is read, OpenSSL reads the socket.
@@ -253,7 +264,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
                 writeWaitsForReadable = true
                 events.armRead(timeout: nil)
             default:
-                deferredFailure = OpenSSLError.describeQueue(fallback: "TLS write failed")
+                deferredEnding = .tlsFailed(OpenSSLError.describeQueue(fallback: "TLS write failed"))
                 events.activateWrite()
             }
             return
@@ -289,11 +300,11 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     func eventsDidFireWrite(timedOut: Bool) {
         _ = events.consumeActivation()
-        if let failure = deferredFailure {
-            deferredFailure = nil
+        if let ending = deferredEnding {
+            deferredEnding = nil
             hasFailed = true
             events.disarmAll()
-            return delegate?.stream(self, didEnd: .tlsFailed(failure)) ?? ()
+            return delegate?.stream(self, didEnd: ending) ?? ()
         }
         if connectPending {
             connectPending = false

@@ -47,6 +47,22 @@ struct ConnectPipeliningTests {
         #expect(outcome.responses.map(\.status) == [200])
     }
 
+    @Test("intercepted: a plaintext request sent behind the head is no ClientHello: the handshake fails, logged, and nothing is answered or sent upstream")
+    func interceptedPlaintextBehindTheHead() throws {
+        let smuggled = "GET http://api.example.com/smuggled HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+        let (client, answer, pending) = try bed.rawConnect(ConnectBed.interceptedAuthority, early: Array(smuggled.utf8))
+        #expect(answer?.status == 200)
+        let (rest, ending) = client.read(timeout: 5)
+        let after = pending + rest
+        #expect(ending == .closed)
+        #expect(!String(decoding: after, as: UTF8.self).contains("HTTP/1."), "no HTTP answer inside the tunnel")
+        #expect(after.isEmpty || after.first == 0x15, "at most a TLS alert: \(after.prefix(8))")
+        let log = bed.waitForLog(containing: "client TLS for api.example.com failed")
+        #expect(log.contains("clientHandshake: client TLS for api.example.com failed: "), "\(log)")
+        #expect(bed.originHeads().isEmpty)
+        #expect(bed.census().total == 0)
+    }
+
     @Test("blind tunnel: bytes written with the CONNECT head reach the origin once and first, then the rest in order")
     func tunnelRawBytes() throws {
         let early = Array("early bytes \(UUID().uuidString) ".utf8) + (0..<3000).map { UInt8($0 % 251) }

@@ -34,8 +34,9 @@ final class ConnectBed {
     let world: TestWorld
 
     /// `logLevel` `.debug` shows routine ends too (a tunnel closed idle);
+    /// `extraHosts` are more `hosts` members (JSON5, each with its comma);
     /// `prepare` adds peers or configuration before pinproxy starts.
-    init(logLevel: Logger.Level = .info, prepare: (TestWorld) throws -> Void = { _ in }) throws {
+    init(logLevel: Logger.Level = .info, extraHosts: String = "", prepare: (TestWorld) throws -> Void = { _ in }) throws {
         world = try TestWorld()
         origin = try world.startOrigin(resolving: [Self.interceptedAuthority])
         tunnelOrigin = world.adopt(try TunnelOrigin(directory: world.directory.path))
@@ -46,7 +47,7 @@ final class ConnectBed {
         world.configuration.extra = """
             "interception": { "ca_dir": "\(ca.directory)" },
             "connect_ports": [443],
-            "hosts": { "\(Self.interceptedHost)": { "policy": "default" } },
+            "hosts": { "\(Self.interceptedHost)": { "policy": "default" }, \(extraHosts) },
             """
         try prepare(world)
         captured.logger.minimumLevel = logLevel

@@ -15,8 +15,11 @@ import Testing
 struct ConnectRefusalTests {
     let bed: ConnectBed
 
+    /// A listed IP literal: a rule, but never a name the CA may issue for.
+    static let listedAddress = "127.0.0.2"
+
     init() throws {
-        bed = try ConnectBed()
+        bed = try ConnectBed(extraHosts: #""\#(Self.listedAddress)": { "policy": "default" },"#)
     }
 
     static let smuggled = "GET http://api.example.com/smuggled HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
@@ -78,6 +81,25 @@ struct ConnectRefusalTests {
             echoed += data
         }
         #expect(echoed == ping)
+    }
+
+    /// SPEC §3.1: the CA excludes every IP range, so no `ca init` will ever
+    /// cover an IP literal (`pinproxy ca show` lists it as "never
+    /// intercepted"); the refusal must say that, not send the operator to
+    /// re-issue the CA.
+    @Test("a listed IP literal is refused with 403, saying IP addresses are never intercepted rather than naming ca init")
+    func listedAddressNeverIntercepted() throws {
+        let (client, answer, _) = try bed.rawConnect("\(Self.listedAddress):443")
+        let response = try #require(answer)
+        #expect(response.status == 403)
+        #expect(response.values("proxy-status") == [#"pinproxy; error=http_request_denied; details="not covered by the interception CA""#])
+        #expect(response.bodyText.contains("IP address"), "\(response.bodyText)")
+        #expect(!response.bodyText.contains("ca init"), "\(response.bodyText)")
+        #expect(client.read(timeout: 5).ending == .closed)
+        let log = bed.waitForLog(containing: "CONNECT \(Self.listedAddress)")
+        #expect(log.contains("CONNECT \(Self.listedAddress) refused: an IP address is never intercepted"), "\(log)")
+        #expect(!log.contains("run pinproxy ca init"), "\(log)")
+        try expectNothingReachedTheOrigins()
     }
 
     /// The next well-behaved clients are served, and each is its origin's

@@ -83,6 +83,39 @@ struct ConnectPipeliningTests {
         #expect(bed.tunnelOrigin.events().filter { $0.event == "accepted" }.count == 1)
     }
 
+    @Test("blind tunnel: 1 MiB sent with the CONNECT head, far past what pinproxy reads with a head, reaches the origin exactly once, in order")
+    func tunnelLargeEarlyPayload() throws {
+        let payload: [UInt8] = (0..<(1 << 20)).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 7 + index / 251) }
+        let client = try RawClient(port: bed.proxy.forwardPort)
+        let head = Array("CONNECT \(ConnectBed.tunnelAuthority) HTTP/1.1\r\nHost: \(ConnectBed.tunnelAuthority)\r\n\r\n".utf8)
+        // Written from another thread: the echo must be read meanwhile, or both directions fill up.
+        let descriptor = client.descriptor, bytes = head + payload
+        let sender = Thread {
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if sent <= 0 { return }
+                offset += sent
+            }
+        }
+        sender.start()
+        var pending: [UInt8] = []
+        let answer = RawHTTPResponse.read(from: client, pending: &pending, method: "CONNECT")
+        #expect(answer?.status == 200)
+        var echoed = pending
+        let deadline = Date().addingTimeInterval(20)
+        while echoed.count < payload.count, deadline.timeIntervalSinceNow > 0 {
+            let (data, ending) = client.readSome(timeout: deadline.timeIntervalSinceNow)
+            echoed += data
+            if ending != nil { break }
+        }
+        #expect(echoed.count == payload.count)
+        let firstDifference = zip(echoed, payload).prefix { $0.0 == $0.1 }.count
+        #expect(echoed == payload, "the echo differs from byte \(firstDifference)")
+        let received = eventually({ bed.tunnelOrigin.rawBytes(of: 1) }, until: { $0.count >= payload.count })
+        #expect(received == payload, "the origin got \(received.count) bytes")
+    }
+
     @Test("blind tunnel: a client's own ClientHello sent with the CONNECT head reaches the origin, whose certificate the client verifies")
     func tunnelClientHello() throws {
         let outcome = try bed.client(["--pipeline", "--request", "GET /bytes/100 HTTP/1.1\nHost: files.cdn.example.com\n\n"],

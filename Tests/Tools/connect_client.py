@@ -48,16 +48,48 @@ def parse_arguments():
     return parser.parse_args()
 
 
+class Buffered:
+    """Bytes from `source` (a callable, b"" at the end of the stream) kept until used."""
+
+    def __init__(self, source):
+        self.source, self.buffer, self.ended = source, b"", False
+
+    def more(self):
+        data = self.source()
+        if not data:
+            self.ended = True
+            return False
+        self.buffer += data
+        return True
+
+    def take(self):
+        data, self.buffer = self.buffer, b""
+        return data
+
+    def head(self):
+        """An HTTP head up to its blank line (consumed), as text; None at the end."""
+        while b"\r\n\r\n" not in self.buffer:
+            if not self.more():
+                return None
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        return head.decode("latin-1")
+
+
 class Connection:
-    """The TCP socket, the bytes read from it but not yet used, and the TLS over it."""
+    """The TCP socket and what was read from it but not yet used."""
 
     def __init__(self, opts):
         self.opts = opts
         self.sock = socket.create_connection(("127.0.0.1", opts.proxy_port), timeout=opts.timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.pending = b""
-        self.eof = False
+        self.received = Buffered(self._recv)
         self.last_write = time.monotonic()
+
+    def _recv(self):
+        try:
+            return self.sock.recv(65536)
+        except ConnectionResetError:
+            return b""
 
     def send(self, data, segment=0):
         if segment <= 0:
@@ -68,30 +100,21 @@ class Connection:
                 time.sleep(self.opts.segment_delay)
         self.last_write = time.monotonic()
 
-    def fill(self):
-        """One recv into `pending`; False at end of stream (or a reset)."""
-        try:
-            data = self.sock.recv(65536)
-        except ConnectionResetError:
-            data = b""
-        if not data:
-            self.eof = True
-            return False
-        self.pending += data
-        return True
-
-    def read_head(self):
-        while b"\r\n\r\n" not in self.pending:
-            if not self.fill():
-                return None
-        head, _, self.pending = self.pending.partition(b"\r\n\r\n")
-        return head.decode("latin-1")
+    def feed(self, incoming, outgoing):
+        """What TLS wants after SSLWantReadError: its output sent, input from the socket."""
+        out = outgoing.read()
+        if out:
+            self.send(out)
+        if not self.received.buffer and not self.received.more():
+            incoming.write_eof()
+        else:
+            incoming.write(self.received.take())
 
     def wait_for_close(self):
         """Reads (and drops) until the peer closes or the timeout passes."""
         try:
-            while self.fill():
-                self.pending = b""
+            while self.received.more():
+                self.received.take()
             return "closed", time.monotonic() - self.last_write
         except socket.timeout:
             return "open", None
@@ -164,16 +187,8 @@ def handshake(conn, tls, incoming, outgoing):
             tls.do_handshake()
             return "ok", None
         except ssl.SSLWantReadError:
-            out = outgoing.read()
-            if out:
-                conn.send(out)
-            if conn.pending:
-                incoming.write(conn.pending)
-                conn.pending = b""
-                continue
             try:
-                if not conn.fill():
-                    incoming.write_eof()
+                conn.feed(incoming, outgoing)
             except socket.timeout:
                 return "timeout", None
         except ssl.SSLEOFError as error:
@@ -189,14 +204,7 @@ def tls_read(conn, tls, incoming, outgoing):
         try:
             return tls.read(65536)
         except ssl.SSLWantReadError:
-            out = outgoing.read()
-            if out:
-                conn.send(out)
-            if conn.pending:
-                incoming.write(conn.pending)
-                conn.pending = b""
-            elif not conn.fill():
-                incoming.write_eof()
+            conn.feed(incoming, outgoing)
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
             return b""
 
@@ -207,36 +215,23 @@ def tls_write(conn, tls, outgoing, data):
 
 
 class ResponseReader:
-    """Parses HTTP/1.1 responses (Content-Length or none: HEAD-less tests only) from TLS plaintext."""
+    """Parses HTTP/1.1 responses framed by Content-Length (or without a body) from TLS plaintext."""
 
     def __init__(self, conn, tls, incoming, outgoing):
-        self.source = lambda: tls_read(conn, tls, incoming, outgoing)
-        self.buffer = b""
-        self.ended = False
-
-    def _more(self):
-        data = self.source()
-        if not data:
-            self.ended = True
-            return False
-        self.buffer += data
-        return True
+        self.plain = Buffered(lambda: tls_read(conn, tls, incoming, outgoing))
 
     def response(self):
-        while b"\r\n\r\n" not in self.buffer:
-            if not self._more():
-                return None
-        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
-        text = head.decode("latin-1")
+        text = self.plain.head()
+        if text is None:
+            return None
         length = 0
         for line in text.split("\r\n")[1:]:
             name, _, value = line.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
-        while len(self.buffer) < length:
-            if not self._more():
-                break
-        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        while len(self.plain.buffer) < length and self.plain.more():
+            pass
+        body, self.plain.buffer = self.plain.buffer[:length], self.plain.buffer[length:]
         return {"status": int(text.split(" ")[1]), "head": text, "body": body.decode("latin-1")}
 
 
@@ -255,7 +250,7 @@ def main(result):
         conn.send(hello, opts.segment_size)
     else:
         conn.send(connect)
-    head = conn.read_head()
+    head = conn.received.head()
     if head is None:
         result["ending"] = "closed"
         return
@@ -282,7 +277,7 @@ def main(result):
         conn.send(outgoing.read())
         conn.sock.settimeout(2)
         try:
-            conn.fill()
+            conn.received.more()
         except socket.timeout:
             pass
         conn.sock.settimeout(opts.timeout)
@@ -309,10 +304,10 @@ def main(result):
     # Whether pinproxy closes the connection now (Connection: close) or keeps it.
     conn.sock.settimeout(1.0)
     try:
-        if reader.ended or not reader._more():
+        if reader.plain.ended or not reader.plain.more():
             result["ending"] = "closed"
         else:
-            result["unexpected"] = reader.buffer.decode("latin-1")
+            result["unexpected"] = reader.plain.buffer.decode("latin-1")
     except socket.timeout:
         result["ending"] = "open"
 

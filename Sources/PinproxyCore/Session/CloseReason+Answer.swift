@@ -64,6 +64,13 @@ extension CloseReason {
                 "\(host) is pinned, and pinproxy can only enforce its pins on a connection it terminates: add "
                 + "\"interception\": { \"ca_dir\": \"/var/lib/pinproxy/ca\" } to the configuration, run "
                 + "`pinproxy ca init` and `pinproxy ca install`, or send plain http:// URLs through the proxy.")
+        case let .interceptionNotCovered(host) where host.isIPAddress:
+            // SPEC §3.1: the CA excludes every IP range; no `ca init` will ever cover one.
+            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
+                                      details: "not covered by the interception CA", message:
+                "\(host) is an IP address, and the interception CA excludes every IP address: a CONNECT to it "
+                + "is never intercepted. Connect by a host name listed in \"hosts\", or send plain http:// URLs "
+                + "through the proxy.")
         case let .interceptionNotCovered(host):
             return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
                                       details: "not covered by the interception CA", message:
@@ -142,6 +149,8 @@ extension CloseReason {
         case let .upstreamEndedMidResponse(upstream): "\(upstream) ended mid-response"
         case let .connectPortDenied(target): "CONNECT \(target) refused: port not in connect_ports (403)"
         case let .interceptionNotConfigured(host): "CONNECT \(host) refused: pinned, and interception is not configured (403)"
+        case let .interceptionNotCovered(host) where host.isIPAddress:
+            "CONNECT \(host) refused: an IP address is never intercepted, the CA excludes every IP address (403)"
         case let .interceptionNotCovered(host): "CONNECT \(host) refused: outside the interception CA's names (403); run pinproxy ca init"
         case let .tunnelCannotEnforce(host): "CONNECT \(host) refused: default_policy cannot be enforced on a tunnel (403)"
         case let .clientTLSFailed(host, detail): "client TLS for \(host) failed: \(detail)"

@@ -8,9 +8,8 @@ enum EventFlags {
     static let persistentRead = Int16(EV_READ | EV_PERSIST)
     static let persistentWrite = Int16(EV_WRITE | EV_PERSIST)
     static let persistentSignal = Int16(EV_SIGNAL | EV_PERSIST)
-    /// `event_active`'s `res` argument for a write.
+    /// `event_active`'s `res` argument for a write, and for a read.
     static let activeWrite = Int32(EV_WRITE)
-    /// `event_active`'s `res` argument for a read.
     static let activeRead = Int32(EV_READ)
 
     /// Whether an event callback's `what` says its timeout ran out.

@@ -65,6 +65,9 @@ final class PlainStream: ByteStream, StreamEventsOwner {
         withExtendedLifetime(self) { eventsDidFireRead(timedOut: false) }
     }
 
+    /// Every byte read is in the input at once.
+    var holdsUnreadInput: Bool { false }
+
     func eventsDidFireRead(timedOut: Bool) {
         if timedOut {
             delegate?.stream(self, didEnd: .timedOut(reading: true))

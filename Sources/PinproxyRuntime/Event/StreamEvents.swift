@@ -5,6 +5,9 @@ import Foundation
 protocol StreamEventsOwner: AnyObject {
     func eventsDidFireRead(timedOut: Bool)
     func eventsDidFireWrite(timedOut: Bool)
+    /// Input the owner has read from the socket but not yet handed out (TLS
+    /// records OpenSSL read ahead): the socket will not report it readable.
+    var holdsUnreadInput: Bool { get }
 }
 
 /// What `PlainStream` and `TLSStream` share: the socket, its read and write
@@ -140,6 +143,8 @@ final class StreamEvents {
     }
 
     /// Adds the read event (for a handshake, or a write that needs a read).
+    /// When the owner already holds input, the read callback runs on the
+    /// loop's next pass: epoll reports only what is still in the socket.
     func armRead(timeout: EventTimeout?) {
         guard isOpen else { return }
         if var value = timeout?.value {
@@ -148,6 +153,7 @@ final class StreamEvents {
             event_add(readEvent, nil)
         }
         readArmed = true
+        if owner?.holdsUnreadInput == true { event_active(readEvent, EventFlags.activeRead, 0) }
     }
 
     /// Runs the read callback on the loop's next pass, when the read event

@@ -39,8 +39,8 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     private var writeWaitsForReadable = false
     /// The length of an SSL_write OpenSSL asked to repeat (RFC: same bytes, at least as many).
     private var pendingWrite = 0
-    /// A failure found inside a method the delegate called (reported from the write event).
-    private var deferredFailure: String?
+    /// An end found inside a method the delegate called (reported from the write event).
+    private var deferredEnding: StreamEnd?
     /// The handshake completed inside `startHandshake`: reported from the write event.
     private var connectPending = false
 
@@ -134,18 +134,29 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             events.armRead(timeout: nil)
         case SSL_ERROR_WANT_WRITE:
             events.armWrite(timeout: nil)
-        default:
-            // A refusal of pinproxy's own (the client's SNI) says more than OpenSSL's queue.
-            let queued = OpenSSLError.describeQueue(fallback: "TLS handshake failed")
-            let detail = connection.refusal.map { "\($0)" } ?? queued
+        case let code:
+            let ending = handshakeEnding(code, refusal: connection.refusal)
             hasFailed = true
             if fromCallback {
-                delegate?.stream(self, didEnd: .tlsFailed(detail))
+                delegate?.stream(self, didEnd: ending)
             } else {
-                deferredFailure = detail
+                deferredEnding = ending
                 events.activateWrite()
             }
         }
+    }
+
+    /// Why a handshake stopped: a refusal of pinproxy's own (the client's
+    /// SNI) says more than OpenSSL's queue; a peer that closed or reset with
+    /// nothing on the queue simply went away (a client giving up, an upstream
+    /// dropping the connection), which is an end of stream, not a TLS error.
+    private func handshakeEnding(_ code: Int32, refusal: TLSRefusal?) -> StreamEnd {
+        if let refusal { return .tlsFailed("\(refusal)") }
+        if code == SSL_ERROR_ZERO_RETURN || (code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+            if code == SSL_ERROR_ZERO_RETURN || errno == 0 || errno == ECONNRESET { return .endOfStream }
+            return .failed(String(cString: strerror(errno)))
+        }
+        return .tlsFailed(OpenSSLError.describeQueue(fallback: "TLS handshake failed"))
     }
 
     /// After the prefix is read, OpenSSL reads the socket.
@@ -162,12 +173,10 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     func startReading(timeout: EventTimeout?) {
         events.wantReading(timeout: timeout, armNow: isOpenForData)
-        // Read-ahead may already hold records: the handshake's last read(2) takes a
-        // request sent in the same segment as the client's Finished (Java's
-        // HttpClient does), and a reader whose input filled up leaves records
-        // undecrypted. The socket will never announce those bytes, so the
-        // loop's next pass reads them.
-        if isOpenForData, connection?.hasBufferedRecords == true { events.activateRead() }
+        // Arming the read event runs it at once for records OpenSSL holds
+        // (`holdsUnreadInput`); a read event that was armed already is not
+        // armed again, so the same check is made here.
+        if holdsUnreadInput { events.activateRead() }
     }
 
     func stopReading() { events.stopReading() }
@@ -259,7 +268,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
                 writeWaitsForReadable = true
                 events.armRead(timeout: nil)
             default:
-                deferredFailure = OpenSSLError.describeQueue(fallback: "TLS write failed")
+                deferredEnding = .tlsFailed(OpenSSLError.describeQueue(fallback: "TLS write failed"))
                 events.activateWrite()
             }
             return
@@ -273,6 +282,16 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     // MARK: events (StreamEventsOwner)
 
+    /// Records OpenSSL read from the socket and has not decrypted into the
+    /// input yet: a request that came in the same read as the client's
+    /// Finished (read-ahead takes the socket's every byte), or what was left
+    /// when the input filled up. Never during the handshake, which is driven
+    /// by the socket alone.
+    var holdsUnreadInput: Bool {
+        guard isOpenForData, let connection else { return false }
+        return SSL_has_pending(connection.pointer) != 0
+    }
+
     func eventsDidFireRead(timedOut: Bool) {
         guard isOpenForData else { return advanceHandshake(fromCallback: true) }
         if timedOut { return delegate?.stream(self, didEnd: .timedOut(reading: true)) ?? () }
@@ -285,11 +304,11 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     func eventsDidFireWrite(timedOut: Bool) {
         _ = events.consumeActivation()
-        if let failure = deferredFailure {
-            deferredFailure = nil
+        if let ending = deferredEnding {
+            deferredEnding = nil
             hasFailed = true
             events.disarmAll()
-            return delegate?.stream(self, didEnd: .tlsFailed(failure)) ?? ()
+            return delegate?.stream(self, didEnd: ending) ?? ()
         }
         if connectPending {
             connectPending = false

@@ -30,9 +30,6 @@ final class TLSConnection {
     /// holds, instead of two calls (header, then body) per record.
     func enableReadAhead() { SSL_set_read_ahead(pointer, 1) }
 
-    /// Records OpenSSL has read from the socket but not yet decrypted.
-    var hasBufferedRecords: Bool { SSL_has_pending(pointer) == 1 }
-
     /// The protocol version negotiated, e.g. `TLSv1.3`.
     var protocolVersion: String { String(cString: SSL_get_version(pointer)) }
 

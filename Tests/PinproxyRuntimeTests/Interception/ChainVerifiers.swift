@@ -13,16 +13,16 @@ enum ChainVerifiers {
 
     static func openSSL(root: String, intermediate: String, leaf: String, host: String) throws -> Verdict {
         let isIP = host.allSatisfy { $0.isNumber || $0 == "." } || host.contains(":")
-        let result = try CAProcess.run("/usr/bin/openssl", ["verify", "-x509_strict", "-purpose", "sslserver",
-                                                           isIP ? "-verify_ip" : "-verify_hostname", host,
-                                                           "-CAfile", root, "-untrusted", intermediate, leaf])
-        return Verdict(accepted: result.status == 0 && result.stdout.contains("\(leaf): OK"), output: result.output)
+        let result = try ChildProcess.run("/usr/bin/openssl", ["verify", "-x509_strict", "-purpose", "sslserver",
+                                                              isIP ? "-verify_ip" : "-verify_hostname", host,
+                                                              "-CAfile", root, "-untrusted", intermediate, leaf])
+        return Verdict(accepted: result.status == 0 && result.output.contains("\(leaf): OK"), output: result.combinedOutput)
     }
 
     // MARK: Go
 
     /// Where `go` is, when Debian's golang-go (or any Go) is installed.
-    static let goTool = CAProcess.which("go")
+    static let goTool = ToolPaths.executable(named: "go")
 
     /// A Go program verifying with `x509.Certificate.Verify`: root in the pool, the intermediate as untrusted.
     static let goSource = """
@@ -58,48 +58,47 @@ enum ChainVerifiers {
 
     /// The Go helper, built once per test run into a temporary directory
     /// (a first Go build takes a while; GOCACHE stays in the temp dir for later runs).
-    private static let goBinary = Mutex<Result<String, CATestFailure>?>(nil)
+    private static let goBinary = Mutex<Result<String, TestFailure>?>(nil)
 
     static func goVerifierBinary() throws -> String {
         try goBinary.withLock { cached in
             if let cached { return try cached.get() }
-            let result: Result<String, CATestFailure>
-            do { result = .success(try buildGoVerifier()) } catch { result = .failure(error as? CATestFailure ?? CATestFailure("\(error)")) }
+            let result: Result<String, TestFailure>
+            do { result = .success(try buildGoVerifier()) } catch { result = .failure(error as? TestFailure ?? TestFailure("\(error)")) }
             cached = result
             return try result.get()
         }
     }
 
-    private static func buildGoVerifier() throws(CATestFailure) -> String {
-        guard let go = goTool else { throw CATestFailure("go is not installed") }
+    private static func buildGoVerifier() throws(TestFailure) -> String {
+        guard let go = goTool else { throw TestFailure("go is not installed") }
         let folder = NSTemporaryDirectory() + "pinproxy-go-verify-\(getpid())"
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try goSource.write(toFile: folder + "/verify.go", atomically: true, encoding: .utf8)
-            let result = try CAProcess.run(go, ["build", "-o", folder + "/verify", folder + "/verify.go"],
-                                           environment: ["GOCACHE": NSTemporaryDirectory() + "pinproxy-go-cache",
-                                                         "GOPATH": NSTemporaryDirectory() + "pinproxy-go-path",
-                                                         "GO111MODULE": "off", "GOFLAGS": ""],
-                                           timeout: 600)
-            guard result.status == 0 else { throw CATestFailure("go build failed:\n\(result.output)") }
-        } catch let error as CATestFailure {
+            let environment = ["GOCACHE": NSTemporaryDirectory() + "pinproxy-go-cache",
+                               "GOPATH": NSTemporaryDirectory() + "pinproxy-go-path", "GO111MODULE": "off", "GOFLAGS": ""]
+            let result = try ChildProcess.run(go, ["build", "-o", folder + "/verify", folder + "/verify.go"],
+                                              options: .init(environment: environment), timeout: 600)
+            guard result.status == 0 else { throw TestFailure("go build failed:\n\(result.combinedOutput)") }
+        } catch let error as TestFailure {
             throw error
         } catch {
-            throw CATestFailure("go build: \(error)")
+            throw TestFailure("go build: \(error)")
         }
         return folder + "/verify"
     }
 
     static func go(root: String, intermediate: String, leaf: String, host: String) throws -> Verdict {
-        let result = try CAProcess.run(try goVerifierBinary(), [root, intermediate, leaf, host])
-        guard result.status == 0 || result.status == 1 else { throw CATestFailure("Go verifier: \(result.output)") }
-        return Verdict(accepted: result.status == 0 && result.stdout == "OK\n", output: result.output)
+        let result = try ChildProcess.run(try goVerifierBinary(), [root, intermediate, leaf, host], timeout: 120)
+        guard result.status == 0 || result.status == 1 else { throw TestFailure("Go verifier: \(result.combinedOutput)") }
+        return Verdict(accepted: result.status == 0 && result.output == "OK\n", output: result.combinedOutput)
     }
 
     // MARK: Java
 
     /// Where `java` is (Debian's default-jre-headless runs single-file source programs).
-    static let javaTool = CAProcess.which("java")
+    static let javaTool = ToolPaths.executable(named: "java")
 
     static let javaSource = """
     import java.io.FileInputStream;
@@ -133,7 +132,7 @@ enum ChainVerifiers {
     private static let javaFile = Mutex<String?>(nil)
 
     static func java(root: String, intermediate: String, leaf: String) throws -> Verdict {
-        guard let javaTool else { throw CATestFailure("java is not installed") }
+        guard let javaTool else { throw TestFailure("java is not installed") }
         let source = try javaFile.withLock { file in
             if let file { return file }
             let folder = NSTemporaryDirectory() + "pinproxy-java-verify-\(getpid())"
@@ -142,8 +141,9 @@ enum ChainVerifiers {
             file = folder + "/Verify.java"
             return folder + "/Verify.java"
         }
-        let result = try CAProcess.run(javaTool, [source, root, intermediate, leaf])
-        guard result.status == 0 || result.status == 1 else { throw CATestFailure("Java verifier: \(result.output)") }
-        return Verdict(accepted: result.status == 0 && result.stdout == "OK\n", output: result.output)
+        // A single-file source program is compiled at each launch: slow on a busy machine.
+        let result = try ChildProcess.run(javaTool, [source, root, intermediate, leaf], timeout: 120)
+        guard result.status == 0 || result.status == 1 else { throw TestFailure("Java verifier: \(result.combinedOutput)") }
+        return Verdict(accepted: result.status == 0 && result.output == "OK\n", output: result.combinedOutput)
     }
 }

@@ -23,9 +23,9 @@ struct InterceptionCACreationTests {
     @Test("openssl x509 -text, an independent parser, shows the same constraints, basic constraints and key usage on both")
     func constraintsUnderOpenSSLText() throws {
         let ca = try TestCA(names: Self.names)
-        let root = try CAProcess.run("/usr/bin/openssl", ["x509", "-noout", "-text", "-in", ca.file("root.pem")])
-        let issuing = try CAProcess.run("/usr/bin/openssl", ["x509", "-noout", "-text", "-in", ca.file("issuing.pem")])
-        for (text, pathLength) in [(root.stdout, "1"), (issuing.stdout, "0")] {
+        let root = try ChildProcess.run("/usr/bin/openssl", ["x509", "-noout", "-text", "-in", ca.file("root.pem")])
+        let issuing = try ChildProcess.run("/usr/bin/openssl", ["x509", "-noout", "-text", "-in", ca.file("issuing.pem")])
+        for (text, pathLength) in [(root.output, "1"), (issuing.output, "0")] {
             let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             let start = try #require(lines.firstIndex(of: "X509v3 Name Constraints: critical"))
             #expect(Array(lines[(start + 1)...(start + 7)]) == [
@@ -103,7 +103,7 @@ struct InterceptionCACreationTests {
     @Test("run as root under a parent owned by another user (a DynamicUser StateDirectory), init hands directory and files to that user",
           .enabled(if: geteuid() == 0, "needs root to create files for another user"))
     func handoverToStateDirectoryOwner() throws {
-        let scratch = try CAScratch()
+        let scratch = try TemporaryDirectory()
         let state = scratch.file("state")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
         #expect(chown(state, 61_234, 61_235) == 0)
@@ -120,7 +120,7 @@ struct InterceptionCACreationTests {
 
     @Test("a missing CA names the command that creates it, with the config")
     func missingNamesInit() throws {
-        let scratch = try CAScratch()
+        let scratch = try TemporaryDirectory()
         let error = try #require(throws: InterceptionCAError.self) {
             try InterceptionAuthority.load(directory: scratch.file("absent"), configPath: "/etc/pinproxy/pinproxy.json")
         }
@@ -162,7 +162,7 @@ struct InterceptionCACreationTests {
 
     @Test("a CA for no names is never made: no permitted subtree would permit every name")
     func emptyScopeRefused() throws {
-        let scratch = try CAScratch()
+        let scratch = try TemporaryDirectory()
         #expect(throws: InterceptionCAError.self) {
             try InterceptionAuthority.create(in: scratch.file("ca"), for: InterceptionScope(names: []))
         }

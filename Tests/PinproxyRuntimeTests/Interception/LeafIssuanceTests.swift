@@ -36,7 +36,7 @@ struct LeafIssuanceTests {
         let leaf = try ca.authority.leaf(for: try Self.host("api.example.com"))
         let path = ca.scratch.file("leaf.pem")
         try Data(leaf.certificate.pem).write(to: URL(fileURLWithPath: path))
-        let text = try CAProcess.run("/usr/bin/openssl", ["x509", "-noout", "-text", "-in", path]).stdout
+        let text = try ChildProcess.run("/usr/bin/openssl", ["x509", "-noout", "-text", "-in", path]).output
         let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let san = try #require(lines.firstIndex(of: "X509v3 Subject Alternative Name:"))
         #expect(lines[san + 1] == "DNS:api.example.com")

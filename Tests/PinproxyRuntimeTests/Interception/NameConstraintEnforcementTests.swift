@@ -49,8 +49,8 @@ struct NameConstraintEnforcementTests {
                  "-days", "7", "-sha256", "-extfile", extensions, "-out", leaf],
             ]
             for step in steps {
-                let result = try CAProcess.run("/usr/bin/openssl", step)
-                guard result.status == 0 else { throw CATestFailure("openssl \(step[0]): \(result.output)") }
+                let result = try ChildProcess.run("/usr/bin/openssl", step)
+                guard result.status == 0 else { throw TestFailure("openssl \(step[0]): \(result.combinedOutput)") }
             }
             return leaf
         }
@@ -139,7 +139,7 @@ struct NameConstraintEnforcementTests {
     @Test("why the issuing certificate carries the constraints too: with them on the root only, Java accepts an unlisted leaf that OpenSSL refuses",
           .enabled(if: ChainVerifiers.javaTool != nil, Comment(rawValue: javaMissing)))
     func javaIgnoresRootConstraints() throws {
-        let scratch = try CAScratch()
+        let scratch = try TemporaryDirectory()
         let now = Date()
         let rootKey = try PrivateKey.generateP256(), issuingKey = try PrivateKey.generateP256(), leafKey = try PrivateKey.generateP256()
         let usage = try EncodedExtension(.keyUsage([.keyCertSign, .cRLSign]))

@@ -27,7 +27,7 @@ struct ServerStreamTests {
         // A side that fails closes while the other still writes: EPIPE, not a signal that ends the runner.
         signal(SIGPIPE, SIG_IGN)
         var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw CATestFailure("socketpair") }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
         let clientSocket = pair[0], serverSocket = pair[1]
         let root = ca.file("root.pem")
         let clientError = Mutex<String?>(nil)

@@ -71,7 +71,7 @@ enum SocketPairHandshake {
         // A side that fails closes while the other still writes: EPIPE, not a signal that ends the runner.
         signal(SIGPIPE, SIG_IGN)
         var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw CATestFailure("socketpair") }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
         defer { close(pair[0]); close(pair[1]) }
         for descriptor in pair { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
         guard let ssl = SSL_new(clientContext.pointer) else { throw OpenSSLError.drain("client SSL_new") }

@@ -13,6 +13,14 @@ enum ToolPaths {
     /// `Tests/Tools/<name>`: the python peers and load tools.
     static func tool(_ name: String) -> String { repositoryRoot + "/Tests/Tools/" + name }
 
+    /// The first executable named `tool` on PATH or in the usual system
+    /// folders; nil when it is not installed (a suite that needs it is disabled).
+    static func executable(named tool: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let folders = path.split(separator: ":").map(String.init) + ["/usr/local/bin", "/usr/bin", "/bin"]
+        return folders.map { $0 + "/" + tool }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     /// Ports already handed out in this process. The kernel may give the same
     /// ephemeral port to two probes in a row once the first is closed, and a
     /// test that asked for two ports then configured one address twice.

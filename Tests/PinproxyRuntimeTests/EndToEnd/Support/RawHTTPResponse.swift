@@ -51,7 +51,9 @@ struct RawHTTPResponse {
             pending.removeFirst(headEnd + 4)
             if status < 200 { interim.append(status); continue }
             var response = RawHTTPResponse(status: status, fields: fields, body: [], interim: interim)
+            // RFC 9110 §6.4.1: a 2xx to CONNECT has no content; the tunnel's bytes follow.
             let noBody = method == "HEAD" || status == 204 || status == 304
+                || (method == "CONNECT" && (200..<300).contains(status))
             if noBody { return response }
             if response.values("transfer-encoding").contains(where: { $0.lowercased().contains("chunked") }) {
                 while true {

@@ -24,6 +24,8 @@ final class ChildProcess: @unchecked Sendable {
         var errorOutput: String
         /// The non-empty lines of stdout.
         var outputLines: [String] { output.split(separator: "\n").map(String.init) }
+        /// Stdout then stderr, for a message that must show whatever the child said.
+        var combinedOutput: String { output + errorOutput }
     }
 
     /// What was asked to run (behind the wrapper, when there is one).

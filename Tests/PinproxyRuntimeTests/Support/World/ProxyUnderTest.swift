@@ -17,19 +17,21 @@ final class ProxyUnderTest: @unchecked Sendable {
     /// gateway to `gatewayUpstream` on `gatewayPort`, as the daemon would read
     /// its file, and starts serving; returns once every listener accepts.
     /// `environment` is what the daemon reads instead of this process's
-    /// (`PINPROXY_RESOLV_CONF`).
+    /// (`PINPROXY_RESOLV_CONF`). `logger` gets the daemon's log lines
+    /// (`CapturedLog`, for a test that asserts what was logged); without one
+    /// they go to /dev/null.
     init(configuration: ProxyConfiguration, forwardPort: UInt16, gatewayPort: UInt16, gatewayUpstream: String,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], logger: Logger? = nil) throws {
         self.forwardPort = forwardPort
         self.gatewayPort = gatewayPort
         logPath = configuration.violationLog
         let text = configuration.text(listeners: [.forward(port: forwardPort),
                                                   .gateway(port: gatewayPort, upstream: gatewayUpstream)])
         let (configuration, _) = try ConfigurationLoader.parse(text: text, source: "<test>", environment: environment, cpuCount: 2)
-        let quiet = Logger(environment: [:], descriptor: open("/dev/null", O_WRONLY))
+        let logger = logger ?? Logger(environment: [:], descriptor: open("/dev/null", O_WRONLY))
         daemon = try Daemon(configuration: configuration,
                             options: Daemon.Options(configPath: nil, environment: environment, handlesSignals: false),
-                            logger: quiet, sink: sink)
+                            logger: logger, sink: sink)
         let daemon = self.daemon
         let finished = self.finished
         Thread {

@@ -98,11 +98,12 @@ final class TestWorld {
 
     /// pinproxy in this process on the configuration as it is now, with a
     /// gateway listener to api.example.com:443 beside the forward one. The
-    /// world keeps it and stops it first when released.
+    /// world keeps it and stops it first when released. Its log lines go to
+    /// `logger` when given.
     @discardableResult
-    func startProxy(environment: [String: String] = [:]) throws -> ProxyUnderTest {
+    func startProxy(environment: [String: String] = [:], logger: Logger? = nil) throws -> ProxyUnderTest {
         let proxy = try ProxyUnderTest(configuration: configuration, forwardPort: forwardPort, gatewayPort: gatewayPort,
-                                       gatewayUpstream: Self.apiAuthority, environment: environment)
+                                       gatewayUpstream: Self.apiAuthority, environment: environment, logger: logger)
         proxies.append(proxy)
         return proxy
     }

@@ -1,3 +1,8 @@
+// Socket declarations through the libevent module, whose shim includes the
+// libc socket headers first: which C module owns those declarations depends
+// on the build (WMO or batches), and through Foundation alone they were
+// missing in some builds.
+internal import CLibevent
 import Foundation
 import PinproxyCore
 

@@ -38,6 +38,9 @@ final class PinLearning: Sendable {
     /// The pins the rule enforces, as `known_pins` shows them; empty while it learns.
     var knownPins: [String] { store.pins(forRule: rule)?.pins.map(\.description) ?? [] }
 
+    /// What the rule has learned; nil while it learns.
+    var learnedPins: LearnedPins? { store.pins(forRule: rule) }
+
     /// Whether the rule has learned nothing yet.
     var isUnlearned: Bool { store.pins(forRule: rule) == nil }
 

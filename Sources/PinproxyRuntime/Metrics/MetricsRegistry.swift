@@ -10,6 +10,7 @@ final class MetricsRegistry: Sendable {
     private struct RuleIdentity: Hashable {
         var rule: String
         var pins: [String]
+        var learns: Bool
     }
 
     private struct State {
@@ -34,12 +35,14 @@ final class MetricsRegistry: Sendable {
         }
     }
 
-    /// The counters of `rule` with these pins (digests in the order of `pins`).
-    func rule(_ rule: String, pins: [String], pinDigests: [[UInt8]]) -> RuleCounters {
-        let identity = RuleIdentity(rule: rule, pins: pins)
+    /// The counters of `rule` with these pins (digests in the order of
+    /// `pins`); `learned`: a learning rule's source of the pins it learned.
+    func rule(_ rule: String, pins: [String], pinDigests: [[UInt8]],
+              learned: (@Sendable () -> RuleCounters.Pins?)? = nil) -> RuleCounters {
+        let identity = RuleIdentity(rule: rule, pins: pins, learns: learned != nil)
         return state.withLock { state in
             if let counters = state.rules[identity] { return counters }
-            let counters = RuleCounters(rule: rule, pins: pins, pinDigests: pinDigests, loops: loops)
+            let counters = RuleCounters(rule: rule, pins: pins, pinDigests: pinDigests, loops: loops, learned: learned)
             state.rules[identity] = counters
             return counters
         }

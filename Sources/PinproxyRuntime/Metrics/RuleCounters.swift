@@ -60,23 +60,44 @@ final class RuleCounters: Sendable {
         }
     }
 
+    /// The pins sightings are counted for: the configured ones, or, for a
+    /// rule with `"pins": "learn"`, those it has learned (none until then).
+    struct Pins: Sendable {
+        /// `sha256/…`, as the log's `known_pins` (first = primary).
+        var names: [String]
+        var digests: [[UInt8]]
+        static let none = Pins(names: [], digests: [])
+    }
+
     let rule: String
-    /// The rule's `sha256/…` pins, as the log's `known_pins` (first = primary).
-    let pins: [String]
-    private let pinDigests: [[UInt8]]
+    private let configured: Pins
+    /// A learning rule's pins as learned so far; nil for every other rule.
+    private let learned: (@Sendable () -> Pins?)?
+    /// How many pins a lane counts sightings for.
+    private let capacity: Int
     private let slots: [Slot]
 
-    init(rule: String, pins: [String], pinDigests: [[UInt8]], loops: Int) {
+    /// `learned`: for a learning rule, what it has learned (at most
+    /// `learnedCapacity` pins: the leaf's and the issuer's key).
+    init(rule: String, pins: [String], pinDigests: [[UInt8]], loops: Int,
+         learned: (@Sendable () -> Pins?)? = nil, learnedCapacity: Int = 2) {
         self.rule = rule
-        self.pins = pins
-        self.pinDigests = pinDigests
+        configured = Pins(names: pins, digests: pinDigests)
+        self.learned = learned
+        capacity = learned == nil ? pinDigests.count : learnedCapacity
         slots = (0..<loops).map { _ in Slot() }
+    }
+
+    /// The pins in force now (what a verified chain is compared with).
+    private var current: Pins {
+        guard let learned else { return configured }
+        return learned() ?? .none
     }
 
     /// Loop `index`'s lane; only that loop writes it.
     @inline(__always)
     func lane(_ index: Int) -> Lane {
-        slots[index].lane(pins: pinDigests.count)
+        slots[index].lane(pins: capacity)
     }
 
     /// The lanes made so far.
@@ -91,8 +112,9 @@ final class RuleCounters: Sendable {
         if resumed { lane.handshakesResumed.add() }
         guard let chain = verdict.map({ $0.chain.verified ?? $0.chain.signingPath }), let leaf = chain.first else { return }
         var leafMatched = false, issuerMatched = false
+        let digests = current.digests
         for (position, certificate) in chain.enumerated() {
-            guard let index = pinDigests.firstIndex(of: certificate.spkiSHA256) else { continue }
+            guard let index = digests.firstIndex(of: certificate.spkiSHA256), index < lane.pinSightings.count else { continue }
             lane.pinSightings[index].add()
             if position == 0 { leafMatched = true } else { issuerMatched = true }
         }
@@ -131,7 +153,9 @@ final class RuleCounters: Sendable {
                               blocked: sum(\.handshakesBlocked), reported: sum(\.handshakesReported),
                               failed: sum(\.handshakesFailed)),
             violations: violations,
-            pins: pins.enumerated().map { index, pin in .init(pin: pin, sightings: sum { $0.pinSightings[index] }) },
+            pins: current.names.enumerated().map { index, pin in
+                .init(pin: pin, sightings: index < capacity ? sum { $0.pinSightings[index] } : 0)
+            },
             leaf: leaf)
     }
 }

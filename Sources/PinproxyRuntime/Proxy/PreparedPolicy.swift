@@ -42,12 +42,21 @@ final class PreparedPolicy: @unchecked Sendable {
         context = try contexts.context(for: policy, material: material, trustStore: trustStore)
         let pins = material.pinnedSPKIDigests.compactMap { digest in SPKIPin(digest: digest).map { ($0.description, digest) } }
         configuredPins = pins.map(\.0)
-        counters = metrics?.rule(ruleName, pins: configuredPins, pinDigests: pins.map(\.1))
-            ?? RuleCounters(rule: ruleName, pins: configuredPins, pinDigests: pins.map(\.1), loops: 1)
         check = TrustCheck(policy: policy, material: pinMaterial, publicSuffixes: publicSuffixes)
-        learning = policy.learnsPins ? learnedPins.map {
+        let learning = policy.learnsPins ? learnedPins.map {
             PinLearning(rule: ruleName, policy: policy, store: $0, publicSuffixes: publicSuffixes)
         } : nil
+        self.learning = learning
+        // A learning rule's sightings are of the pins it learned (SPEC §6: pins seen and never seen).
+        var learned: (@Sendable () -> RuleCounters.Pins?)?
+        if let learning {
+            learned = { @Sendable () -> RuleCounters.Pins? in
+                guard let pins = learning.learnedPins else { return nil }
+                return RuleCounters.Pins(names: pins.pins.map(\.description), digests: pins.digests)
+            }
+        }
+        counters = metrics?.rule(ruleName, pins: configuredPins, pinDigests: pins.map(\.1), learned: learned)
+            ?? RuleCounters(rule: ruleName, pins: configuredPins, pinDigests: pins.map(\.1), loops: 1, learned: learned)
     }
 
     /// The verification state of one handshake with `host` under this policy,

@@ -41,6 +41,11 @@ struct LearnedPinsEndToEndTests {
         #expect(relayed.body == TestUpstream.pattern(10))
         // Nothing was learned anew: the file still holds the real server's pins.
         #expect(try bed.learned().rules[LearningBed.rule]?.pins.map(\.description) == LearningBed.pins(of: bed.real))
+        // SPEC §6: status shows the learned pins as the rule's, each seen in the relayed chain.
+        let rule = try #require(proxy.daemon.metricsSnapshot().rules.first { $0.rule == LearningBed.rule })
+        #expect(rule.pins.map(\.pin) == LearningBed.pins(of: bed.real))
+        #expect(rule.pins.map(\.sightings) == [1, 1], "\(rule.pins)")
+        #expect(rule.violations(.blocked) == 1)
     }
 
     /// A first server that `default` evaluation refuses.

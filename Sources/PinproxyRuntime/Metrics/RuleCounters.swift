@@ -43,6 +43,8 @@ final class RuleCounters: Sendable {
         @inline(__always)
         func lane(pins: Int) -> Lane {
             if let raw = pointer.load(ordering: .acquiring) { return Unmanaged<Lane>.fromOpaque(raw).takeUnretainedValue() }
+            // The +1 is the slot's own reference to its lane, released in `deinit`
+            // (or at once here, when another thread stored a lane first).
             let fresh = Unmanaged.passRetained(Lane(pins: pins))
             let (stored, current) = pointer.compareExchange(expected: nil, desired: UnsafeRawPointer(fresh.toOpaque()),
                                                              ordering: .acquiringAndReleasing)

@@ -18,11 +18,15 @@ extension Daemon {
                 warnings.append("$.hosts[\"\(rule.key)\"].expires: \(message)")
             }
         }
-        warnings += active.fileWarnings(at: now) + active.interceptionWarnings(at: now)
-        for rule in shared.metrics.samples(for: active, boundListeners: []).rules {
-            warnings += StatusDocument.warnings(for: rule, now: now).map { "$.hosts[\"\(rule.rule)\"]: \($0)" }
+        return warnings + active.fileWarnings(at: now) + active.interceptionWarnings(at: now) + counterWarnings(at: now)
+    }
+
+    /// The drift only the counters know of: a leaf-key-only pin due for
+    /// renewal, a primary pin never seen.
+    func counterWarnings(at now: Date) -> [String] {
+        shared.metrics.samples(for: workers[0].configuration, boundListeners: []).rules.flatMap { rule in
+            StatusDocument.warnings(for: rule, now: now).map { "$.hosts[\"\(rule.rule)\"]: \($0)" }
         }
-        return warnings
     }
 
     /// Loop 0's daily timer.

@@ -114,9 +114,7 @@ extension Daemon {
         }
         shared.metrics.keepRules(of: active)
         // The drift the counters know of (the file's own findings were said above).
-        for rule in shared.metrics.samples(for: active, boundListeners: []).rules {
-            StatusDocument.warnings(for: rule, now: Date()).forEach { logger.log(.warning, "drift", "$.hosts[\"\(rule.rule)\"]: \($0)") }
-        }
+        counterWarnings(at: Date()).forEach { logger.log(.warning, "drift", $0) }
         logger.log(.info, "reload", "configuration generation \(generation) active")
     }
 }

@@ -29,6 +29,8 @@ let package = Package(
             providers: [.apt(["libevent-dev"])]
         ),
         .systemLibrary(name: "CGlibcMalloc"),
+        // posix_spawn and pidfd_open for the custom policy's command.
+        .systemLibrary(name: "CProcess"),
         // `pinproxy tail` reads logrotate's .gz files (GzipDecoder).
         .systemLibrary(
             name: "CZlib",
@@ -38,7 +40,7 @@ let package = Package(
         .target(name: "PinproxyCore", swiftSettings: releaseSettings),
         .target(
             name: "PinproxyRuntime",
-            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc", "CZlib"],
+            dependencies: ["PinproxyCore", "COpenSSL", "CLibevent", "CGlibcMalloc", "CZlib", "CProcess"],
             swiftSettings: releaseSettings
         ),
         .executableTarget(

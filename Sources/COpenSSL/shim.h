@@ -28,6 +28,7 @@
 static inline long shim_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
 static inline long shim_SSL_CTX_set_mode(SSL_CTX *c, long m) { return SSL_CTX_set_mode(c, m); }
 static inline long shim_SSL_set_mode(SSL *s, long m) { return SSL_set_mode(s, m); }
+static inline int shim_SSL_set_retry_verify(SSL *s) { return SSL_set_retry_verify(s); }
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *c, int v) { return SSL_CTX_set_min_proto_version(c, v); }
 static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *c, int v) { return SSL_CTX_set_max_proto_version(c, v); }
 static inline long shim_SSL_CTX_set_session_cache_mode(SSL_CTX *c, long m) { return SSL_CTX_set_session_cache_mode(c, m); }

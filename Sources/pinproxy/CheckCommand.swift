@@ -101,6 +101,11 @@ enum CheckCommand {
             parts.append("\(policy.certificateFiles.count) certificate file\(policy.certificateFiles.count == 1 ? "" : "s")")
         case .anchors:
             parts.append("\(policy.anchorFiles.count) anchor file\(policy.anchorFiles.count == 1 ? "" : "s")")
+        case .custom:
+            if let custom = policy.customCheck {
+                let cache = custom.cache == .zero ? "asked on every handshake" : "verdicts cached \(DurationSyntax.format(custom.cache))"
+                parts.append("command \(custom.command[0]) (timeout \(DurationSyntax.format(custom.timeout)), \(cache))")
+            }
         case .default, .disable:
             break
         }

@@ -41,6 +41,14 @@ enum ProbeCommand {
         }
         if !report.knownPins.isEmpty { lines.append("  pins:     \(report.knownPins.joined(separator: ", "))") }
         if let peer = report.peerAddress { lines.append("  peer:     \(peer)") }
+        if let command = report.policy?.customCheck?.command, let answer = report.customVerdict {
+            lines.append("  command:  \(command.joined(separator: " "))")
+            switch answer {
+            case let .accepted(output): lines.append("  answer:   exit 0 (accepts)" + (output.isEmpty ? "" : "; first line: \(output)"))
+            case let .rejected(output): lines.append("  answer:   exit 1 (rejects)" + (output.isEmpty ? "" : "; first line: \(output)"))
+            case let .failed(detail): lines.append("  answer:   none: \(detail)")
+            }
+        }
         lines.append("  verdict:  \(report.verdict.label)")
         if let reason = report.reason { lines.append("  reason:   \(reason.rawValue)") }
         if !report.detail.isEmpty { lines.append("  detail:   \(report.detail)") }

@@ -134,5 +134,7 @@ public struct Limits: Sendable, Hashable {
     public var maxConnections: Int = 10000
     /// Longest request target accepted before answering 414.
     public var maxRequestTargetBytes: Int = 8192
+    /// `custom_checks`: custom-policy commands running at once, process-wide (SPEC §2.1).
+    public var customChecks: Int = 16
     public init() {}
 }

@@ -20,10 +20,12 @@ enum PolicySection {
         case .pinCertificates: ["certificates", "validate_chain", "validate_host"]
         case .anchors: ["anchors", "validate_host"]
         case .disable: []
+        case .custom: ["command", "timeout", "cache", "validate_chain", "validate_host"]
         }
     }
 
-    static let allKeys = commonKeys + ["pins", "public_keys", "certificates", "anchors", "validate_chain", "validate_host"]
+    static let allKeys = commonKeys + ["pins", "public_keys", "certificates", "anchors", "validate_chain", "validate_host",
+                                       "command", "timeout", "cache"]
 
     /// The policy, or nil after recording its problems. `isDefaultPolicy` marks
     /// `default_policy`, where `include_subdomains` has no meaning.
@@ -154,6 +156,8 @@ enum PolicySection {
                 return
             }
             policy.reportURI = text
+        case "command", "timeout", "cache":
+            CustomCheckSection.apply(member, at: path, to: &policy, into: &diagnostics)
         case "client_certificate", "client_key":
             guard let file = diagnostics.string(value, at: path) else { return }
             diagnostics.requireReadableFile(file, at: path, value,
@@ -204,6 +208,9 @@ enum PolicySection {
         case .anchors where count("anchors") == 0:
             diagnostics.problem(path, value, "policy \"anchors\" needs at least one file in \"anchors\"",
                                 hint: "add \"anchors\": [\"/etc/pinproxy/certs/root.pem\"]")
+        case .custom where value["command"] == nil:
+            diagnostics.problem(path, value, "policy \"custom\" needs a \"command\"",
+                                hint: "add \"command\": [\"/usr/local/lib/pinproxy/check-chain\"] (an argument vector, no shell)")
         default:
             break
         }

@@ -23,8 +23,8 @@ public enum PolicyWarnings {
             break
         }
         if !policy.validateChain {
-            diagnostics.warn(path.key("validate_chain"),
-                             "validate_chain is false: trust and validity dates are not checked, only the pins")
+            diagnostics.warn(path.key("validate_chain"), "validate_chain is false: trust and validity dates are not checked, only "
+                                + (policy.kind == .custom ? "the command's verdict" : "the pins"))
         }
         if let message = expiryWarning(policy, at: diagnostics.now) { diagnostics.warn(path.key("expires"), message) }
     }
@@ -32,7 +32,7 @@ public enum PolicyWarnings {
     /// The `expires` finding at `now`: passed, or within `expiryNotice`; nil otherwise.
     /// Said by `check`, at start and reload, and once a day by the daemon.
     public static func expiryWarning(_ policy: TrustPolicy, at now: Date) -> String? {
-        guard let expires = policy.expires, policy.kind == .pinPublicKeys || policy.kind == .pinCertificates else { return nil }
+        guard let expires = policy.expires, [.pinPublicKeys, .pinCertificates, .custom].contains(policy.kind) else { return nil }
         let end = expires.firstExpiredInstant
         if expires.hasPassed(at: now) { return "pins expired on \(expires): they are no longer enforced" }
         guard end.timeIntervalSince(now) <= expiryNotice else { return nil }

@@ -14,8 +14,10 @@ import Foundation
 /// | `pin-*` after `expires` | chain → host |
 /// | `pin-public-keys` `"learn"`, nothing learned yet | chain → host (`firstUseEvaluator`) |
 /// | `pin-public-keys` `"learn"`, learned | as with those pins listed |
+/// | `custom` | (chain when `validate_chain`) → host → the command (`TrustCheck`) |
+/// | `custom` after `expires` | chain → host |
 ///
-/// `validate_chain` is a key of the pin policies only: `default` and `anchors`
+/// `validate_chain` is a key of the pin policies and `custom` only: `default` and `anchors`
 /// always validate the chain (the runtime validates against the anchors instead
 /// of the store for `anchors`). Once a pin set has expired the policy falls back
 /// to chain and host even when `validate_chain` is false: skipping chain
@@ -46,6 +48,13 @@ public enum PolicyEvaluation {
             let pinned = CompositeEvaluator(checks(chain: policy.validateChain ? chain : [], host: policy.validateHost) + [pin])
             guard let expires = policy.expires else { return pinned }
             return PinExpirySwitch(expires: expires, pinned: pinned, unpinned: unpinned)
+        case .custom:
+            // The command stands where the pins stand (`TrustCheck` asks it
+            // after these pass), and like them it alone may justify skipping
+            // chain validation; after `expires`, chain and host decide.
+            let beforeCommand = CompositeEvaluator(checks(chain: policy.validateChain ? chain : [], host: policy.validateHost))
+            guard let expires = policy.expires else { return beforeCommand }
+            return PinExpirySwitch(expires: expires, pinned: beforeCommand, unpinned: unpinned)
         }
     }
 

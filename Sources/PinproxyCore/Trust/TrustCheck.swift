@@ -24,10 +24,34 @@ public final class TrustCheck: Sendable {
     public var examinesChain: Bool { policy.kind != .disable }
 
     /// What the policy finds in `chain` at `now` and what to do about it
-    /// (`enforce: false` turns every block into a report).
+    /// (`enforce: false` turns every block into a report). A `custom` policy
+    /// without its command's verdict fails closed here (`custom_failed`):
+    /// callers that can ask the command use `verdict(for:now:custom:)`.
     public func verdict(for chain: PeerChain, now: Date) -> TrustVerdict {
-        let evaluation = evaluator.evaluate(chain, now: now)
+        verdict(for: chain, now: now, custom: .failed(detail: "the custom command was not asked"))!
+    }
+
+    /// The verdict with what the custom command answered, or nil when the
+    /// policy is `custom`, every check before the command passed, and the
+    /// command has not answered yet (`custom` is nil): then the command must
+    /// be asked about this chain, and this called again with its answer.
+    /// A chain that fails a check before the command is never shown to it
+    /// (SPEC §2.1): its verdict is that failure. After `expires` the command
+    /// is no longer asked, as pins no longer apply then: chain and host decide.
+    public func verdict(for chain: PeerChain, now: Date, custom: CustomVerdict?) -> TrustVerdict? {
+        var evaluation = evaluator.evaluate(chain, now: now)
+        var asked: CustomVerdict?
+        if evaluation == .trusted, asksCommand(at: now) {
+            guard let custom else { return nil }
+            evaluation = custom.evaluation
+            asked = custom
+        }
         return TrustVerdict(evaluation: evaluation, decision: TrustDecision(evaluation, enforce: policy.enforce),
-                            chain: chain)
+                            chain: chain, custom: asked)
+    }
+
+    /// Whether a chain that passed the other checks at `now` goes to the custom command.
+    public func asksCommand(at now: Date) -> Bool {
+        policy.kind == .custom && !(policy.expires?.hasPassed(at: now) ?? false)
     }
 }

@@ -8,6 +8,7 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable {
     case pinCertificates = "pin-certificates"
     case anchors = "anchors"
     case disable = "disable"
+    case custom = "custom"
 }
 
 /// Lowest TLS version a host entry accepts (`min_tls_version`).
@@ -88,6 +89,8 @@ public struct TrustPolicy: Sendable, Hashable {
     /// here; the runtime enforces what the rule's first verified handshake
     /// recorded, and until then only `default` evaluation.
     public var learnsPins: Bool
+    /// `policy: "custom"`: the external command that decides (SPEC §2.1); nil for every other policy.
+    public var customCheck: CustomCheckSettings?
 
     public init(kind: PolicyKind,
                 pins: [SPKIPin] = [],
@@ -105,7 +108,8 @@ public struct TrustPolicy: Sendable, Hashable {
                 reportURI: String? = nil,
                 crlFiles: [String] = [],
                 ocspStapling: OCSPStaplingMode = .check,
-                learnsPins: Bool = false) {
+                learnsPins: Bool = false,
+                customCheck: CustomCheckSettings? = nil) {
         self.kind = kind
         self.pins = pins
         self.publicKeyFiles = publicKeyFiles
@@ -123,6 +127,7 @@ public struct TrustPolicy: Sendable, Hashable {
         self.crlFiles = crlFiles
         self.ocspStapling = ocspStapling
         self.learnsPins = learnsPins
+        self.customCheck = customCheck
     }
 
     /// performDefaultEvaluation: chain to the trust store and host name.

@@ -18,4 +18,9 @@ public enum ViolationReason: String, Sendable, Hashable, CaseIterable {
     case certificateRevoked = "certificate_revoked"
     /// The leaf does not name the upstream host (or IP).
     case hostnameMismatch = "hostname_mismatch"
+    /// `policy: "custom"`: the command exited 1 (its first line of output is the detail).
+    case customRejected = "custom_rejected"
+    /// `policy: "custom"`: the command gave no verdict: another exit status, a
+    /// signal, the timeout, or it could not be started. Fails closed.
+    case customFailed = "custom_failed"
 }

@@ -111,6 +111,18 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     /// Starts (or continues) the handshake; `streamDidConnect` reports its end.
     func startHandshake() { advanceHandshake(fromCallback: false) }
 
+    /// The handshake stopped for verification (OpenSSL's retry-verify).
+    private(set) var awaitsVerification = false
+
+    /// Continues a handshake stopped for verification: the verify callback
+    /// runs again. Its outcome is reported from the loop's next pass, as for
+    /// `startHandshake`.
+    func resumeHandshake() {
+        guard awaitsVerification else { return }
+        awaitsVerification = false
+        advanceHandshake(fromCallback: false)
+    }
+
     private func advanceHandshake(fromCallback: Bool) {
         guard let connection, !isOpenForData else { return }
         ERR_clear_error()
@@ -134,6 +146,12 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             events.armRead(timeout: nil)
         case SSL_ERROR_WANT_WRITE:
             events.armWrite(timeout: nil)
+        case SSL_ERROR_WANT_RETRY_VERIFY:
+            // The verify callback waits for a custom command's verdict
+            // (`UpstreamHandshake`): nothing to read or write until
+            // `resumeHandshake`; the connector's handshake timer still runs.
+            events.disarmAll()
+            awaitsVerification = true
         case let code:
             let ending = handshakeEnding(code, refusal: connection.refusal)
             hasFailed = true

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Foundation
 
 /// A resumable TLS session (TLS 1.2 session or TLS 1.3 ticket): the single owner
 /// of one reference to an `SSL_SESSION*`, released in `deinit`.
@@ -19,4 +20,7 @@ final class TLSSessionHandle: @unchecked Sendable {
 
     /// Whether the session may still be offered (not past its lifetime, resumable).
     var isResumable: Bool { SSL_SESSION_is_resumable(pointer) == 1 }
+
+    /// How long ago the server issued the session (whole seconds, as OpenSSL keeps it).
+    var age: Duration { .seconds(max(0, Int64(time(nil)) - Int64(SSL_SESSION_get_time(pointer)))) }
 }

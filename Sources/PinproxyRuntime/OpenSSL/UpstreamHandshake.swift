@@ -30,10 +30,12 @@ final class UpstreamHandshake {
     /// TLS 1.3 tickets after it); nil = sessions are not kept.
     var onNewSession: ((TLSSessionHandle) -> Void)?
 
-    init(host: HostName, port: UInt16, check: TrustCheck, material: PolicyMaterial, trustStore: TrustStore? = nil) {
+    init(host: HostName, port: UInt16, check: TrustCheck, material: PolicyMaterial, trustStore: TrustStore? = nil,
+         custom: CustomEvaluation? = nil) {
         self.host = host
         self.port = port
         self.check = check
+        self.custom = custom
         self.material = material
         self.trustStore = trustStore
         stapleBeforeStatus = check.policy.ocspStapling == .off ? .notRequested : .pending
@@ -47,9 +49,37 @@ final class UpstreamHandshake {
     /// callback (the OCSP staple's) may still refuse it.
     var learnsPins = false
 
+    /// `policy: "custom"`: the rule's way to its command; nil for every other policy.
+    let custom: CustomEvaluation?
+    /// The address connected to (`PINPROXY_PEER_ADDRESS`), set before the handshake starts.
+    var peerAddress: String?
+    /// The command's verdict on the chain `customKey` names, once it is in.
+    var customVerdict: CustomVerdict?
+    private var customKey: CustomCheckKey?
+    /// The question the verify callback could not answer yet: the command
+    /// must be asked, and the handshake continued once it has answered.
+    private(set) var pendingCustomRequest: CustomCheckRequest?
+    /// Called inside the verify callback with `pendingCustomRequest`, which
+    /// the handshake is suspended for (OpenSSL's retry-verify); the caller
+    /// asks the command, sets `customVerdict` and resumes the handshake.
+    /// Nil offline (`OfflineHandshake` asks and evaluates again itself).
+    var onCustomVerdictNeeded: ((CustomCheckRequest) -> Void)?
+
     /// Runs the check and keeps its verdict; true when the request may be relayed.
-    private func decide(_ chain: PeerChain) -> Bool {
-        let decided = check.verdict(for: chain, now: evaluationTime ?? Date())
+    /// A custom rule's chain that passed every other check needs the
+    /// command's verdict: the one in, a cached one, or else nil (ask).
+    private func decide(_ chain: PeerChain) -> Bool? {
+        let now = evaluationTime ?? Date()
+        var known: CustomVerdict?
+        if let custom, check.asksCommand(at: now) {
+            let key = custom.key(for: chain, host: host, port: port)
+            known = customKey == key ? customVerdict : custom.cache.verdict(for: key)
+            if known == nil { pendingCustomRequest = custom.request(key, chain: chain, host: host, port: port, peer: peerAddress) }
+            customKey = key
+            customVerdict = known
+        }
+        guard let decided = check.verdict(for: chain, now: now, custom: known) else { return nil }
+        pendingCustomRequest = nil
         verdict = decided
         return decided.decision.permitsRelay
     }
@@ -62,7 +92,7 @@ final class UpstreamHandshake {
     func didReceiveCertificates(in storeContext: OpaquePointer) -> Int32 {
         // SPEC §2.3 step 1: `disable` gathers nothing; its check accepts.
         guard check.examinesChain else {
-            return decide(PeerChain(served: [], verified: nil, chainFailure: nil, signingPath: [], hostMatches: false)) ? 1 : 0
+            return decide(PeerChain(served: [], verified: nil, chainFailure: nil, signingPath: [], hostMatches: false)) == true ? 1 : 0
         }
         guard let leafPointer = X509_STORE_CTX_get0_cert(storeContext) else {
             X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
@@ -75,7 +105,8 @@ final class UpstreamHandshake {
         ChainVerificationParameters.apply(to: storeContext, crls: material.revocationLists)
         let chain = PeerChainBuilder.build(in: storeContext, leaf: leaf, untrusted: untrusted, host: host,
                                            pinnedCertificates: material.pinnedCertificates, staple: stapleBeforeStatus)
-        guard decide(chain) else {
+        guard let permits = decide(chain) else { return suspendForCustomVerdict(storeContext) }
+        guard permits else {
             // Aborts the handshake with an alert before any application byte is written.
             X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
             return 0
@@ -83,6 +114,22 @@ final class UpstreamHandshake {
         // The policy accepted (perhaps despite a chain failure, e.g. validate_chain false):
         // clear the error so libssl records the verify result as OK.
         X509_STORE_CTX_set_error(storeContext, X509_V_OK)
+        return 1
+    }
+
+    /// OpenSSL 3's retry-verify (SPEC §2.1): the handshake stops with
+    /// `SSL_ERROR_WANT_RETRY_VERIFY`, nothing is sent, and the next
+    /// `SSL_do_handshake` calls the verify callback again, which then finds
+    /// `customVerdict`. Without an SSL (offline) or a caller to ask, the
+    /// callback fails; offline, `OfflineHandshake` sees the pending request.
+    private func suspendForCustomVerdict(_ storeContext: OpaquePointer) -> Int32 {
+        let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx())
+        guard let ssl, let request = pendingCustomRequest, let onCustomVerdictNeeded,
+              shim_SSL_set_retry_verify(OpaquePointer(ssl)) == 1 else {
+            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+            return 0
+        }
+        onCustomVerdictNeeded(request)
         return 1
     }
 
@@ -108,7 +155,9 @@ final class UpstreamHandshake {
         } else {
             chain.staple = .absent
         }
-        return decide(chain) ? 1 : 0
+        // The command answered before the status callback runs (it runs after
+        // the verify callback accepted), so a custom rule decides here too.
+        return decide(chain) == true ? 1 : 0
     }
 
     /// The body of the new-session callback: hands a private copy of `session` to `onNewSession`.

@@ -28,6 +28,9 @@ final class ActiveConfiguration: @unchecked Sendable {
     private let defaultPolicy: PreparedPolicy?
     /// What rules with `"pins": "learn"` learned (SPEC §2.1); nil when no rule learns.
     let learnedPins: LearnedPinStore?
+    /// Runs `custom` rules' commands, for the whole process: every generation
+    /// takes `previous`'s, so `limits.custom_checks` bounds them all.
+    let customChecks: CustomCheckExecutor
 
     /// Loads every file the policies name and builds their TLS contexts.
     /// Errors name the host rule (as a JSON path) and the file.
@@ -75,6 +78,7 @@ final class ActiveConfiguration: @unchecked Sendable {
             throw RuntimeError.message("\(error)")
         }
         learnedPins = try Self.learnedPinStore(for: configuration, previous: previous, records: recordsLearnedPins)
+        customChecks = previous?.customChecks ?? CustomCheckExecutor()
         var problems: [String] = []
         var policies: [String: PreparedPolicy] = [:]
         let contexts = TLSClientContextCache()
@@ -82,7 +86,7 @@ final class ActiveConfiguration: @unchecked Sendable {
             do {
                 policies[rule.key] = try PreparedPolicy(ruleName: rule.key, policy: rule.policy, trustStore: trustStore,
                                                         publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics,
-                                                        learnedPins: learnedPins)
+                                                        learnedPins: learnedPins, customChecks: customChecks, customCheckLimit: configuration.limits.customChecks)
             } catch {
                 problems.append(Self.located(error, under: "$.hosts[\"\(rule.key)\"]", in: configuration))
             }
@@ -91,7 +95,8 @@ final class ActiveConfiguration: @unchecked Sendable {
         if case let .policy(policy) = configuration.policies.defaultPolicy {
             do {
                 fallback = try PreparedPolicy(ruleName: "default_policy", policy: policy, trustStore: trustStore,
-                                              publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics)
+                                              publicSuffixes: publicSuffixes, contexts: contexts, metrics: metrics,
+                                              customChecks: customChecks, customCheckLimit: configuration.limits.customChecks)
             } catch {
                 problems.append(Self.located(error, under: "$.default_policy", in: configuration))
             }

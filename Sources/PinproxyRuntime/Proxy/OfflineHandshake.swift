@@ -22,9 +22,18 @@ enum OfflineHandshake {
         let handshake = policy.handshake(host: host, port: port)
         handshake.evaluationTime = now
         if policy.policy.ocspStapling != .off { handshake.stapleBeforeStatus = .unavailableOffline }
-        let context = try X509StoreContext(store: policy.context.trustStore, leaf: leaf, untrusted: served,
-                                           at: now, like: policy.context, maxDepth: maxDepth)
-        _ = handshake.didReceiveCertificates(in: context.pointer)
+        func verify() throws {
+            let context = try X509StoreContext(store: policy.context.trustStore, leaf: leaf, untrusted: served,
+                                               at: now, like: policy.context, maxDepth: maxDepth)
+            _ = handshake.didReceiveCertificates(in: context.pointer)
+        }
+        try verify()
+        // A custom rule's command, asked as the daemon asks it, then the
+        // verification again with its verdict (a live handshake resumes).
+        if handshake.verdict == nil, let request = handshake.pendingCustomRequest, let custom = policy.custom {
+            handshake.customVerdict = custom.verdict(for: request)
+            try verify()
+        }
         guard var verdict = handshake.verdict else { throw RuntimeError.message("the check gave no verdict") }
         // `disable` gathers no facts in a handshake; the probe still shows what was served.
         if verdict.chain.served.isEmpty { verdict.chain.served = served.map(\.facts) }

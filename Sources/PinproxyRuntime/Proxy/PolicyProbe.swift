@@ -67,6 +67,8 @@ public struct ProbeReport: Sendable {
     public var offlineTime: Date?
     /// Offline under `ocsp_stapling` other than `"off"`: what was not checked.
     public var notEvaluated: String?
+    /// `policy: "custom"`: what its command answered, when it was asked.
+    public var customVerdict: CustomVerdict?
 }
 
 /// Evaluates a host exactly as the daemon would (SPEC §1 `probe`): the same
@@ -242,12 +244,14 @@ public enum PolicyProbe {
         report.servedChain = verdict.chain.served
         report.verifiedChain = verdict.chain.verified
         report.reason = verdict.decision.reason
+        report.customVerdict = verdict.custom
         switch verdict.decision {
         case .allow:
             report.verdict = .accepted
             report.detail = policy.policy.kind == .disable
                 ? "policy disable: the chain was not evaluated"
                 : "every check of the \(policy.policy.kind.rawValue) policy passed"
+                    + (policy.policy.kind == .custom && verdict.custom == nil ? " (the command was not asked: the rule's expires has passed)" : "")
             if policy.learning?.isUnlearned == true {
                 report.detail = "no pins learned yet: default evaluation passed, so the daemon would learn "
                     + "this chain's leaf and issuer keys (trust on first use)"

@@ -26,16 +26,23 @@ final class PreparedPolicy: @unchecked Sendable {
     let learning: PinLearning?
     /// Where this rule's traffic is counted (SPEC §6).
     let counters: RuleCounters
+    /// `policy: "custom"`: its command, cache and executor; nil for every other policy.
+    let custom: CustomEvaluation?
 
     /// `contexts`: where rules with the same TLS settings find their shared
     /// `SSL_CTX` (one cache per configuration generation); `metrics`: the
     /// daemon's counters (nil: counted nowhere shown, for `check` and `probe`);
-    /// `learnedPins`: where a rule with `"pins": "learn"` learns.
+    /// `learnedPins`: where a rule with `"pins": "learn"` learns; `customChecks`:
+    /// what runs a `custom` rule's command, at most `customCheckLimit` at once.
     init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore, publicSuffixes: PublicSuffixList,
          contexts: TLSClientContextCache = TLSClientContextCache(), metrics: MetricsRegistry? = nil,
-         learnedPins: LearnedPinStore? = nil) throws {
+         learnedPins: LearnedPinStore? = nil, customChecks: CustomCheckExecutor? = nil,
+         customCheckLimit: Int = Limits().customChecks) throws {
         self.ruleName = ruleName
         self.policy = policy
+        custom = policy.customCheck.map {
+            CustomEvaluation(rule: ruleName, settings: $0, limit: customCheckLimit, executor: customChecks ?? CustomCheckExecutor())
+        }
         material = try PolicyMaterial.load(for: policy)
         pinMaterial = PinMaterial(spkiDigests: material.pinnedSPKIDigests,
                                   certificateDERs: material.pinnedCertificates.map { $0.facts.der })
@@ -64,7 +71,8 @@ final class PreparedPolicy: @unchecked Sendable {
     /// handshake and keeps the verdict.
     func handshake(host: HostName, port: UInt16) -> UpstreamHandshake {
         guard let learning else {
-            return UpstreamHandshake(host: host, port: port, check: check, material: material, trustStore: context.trustStore)
+            return UpstreamHandshake(host: host, port: port, check: check, material: material, trustStore: context.trustStore,
+                                     custom: custom)
         }
         let (current, learns) = learning.currentCheck()
         let handshake = UpstreamHandshake(host: host, port: port, check: current, material: material,

@@ -77,6 +77,7 @@ final class UpstreamConnector: ByteStreamDelegate {
         // The policy's check runs inside the handshake, in the verify callback
         // (and again in the OCSP status callback); the handshake keeps the verdict.
         let handshake = policy.handshake(host: target.host, port: target.port)
+        handshake.peerAddress = address.description
         let key = self.key
         if resumesSessions {
             // Unowned, as `pool` is here: the pool lives as long as its loop, longer than any handshake on it.
@@ -84,8 +85,7 @@ final class UpstreamConnector: ByteStreamDelegate {
         }
         let connection: TLSConnection
         do {
-            connection = try policy.context.makeConnection(for: handshake,
-                                                           resuming: resumesSessions ? pool.session(for: key) : nil)
+            connection = try policy.context.makeConnection(for: handshake, resuming: resumableSession())
         } catch {
             close(descriptor)
             finish(.failure(.tls("\(error)")))
@@ -99,11 +99,30 @@ final class UpstreamConnector: ByteStreamDelegate {
                                           idleTimeout: EventTimeout(timeouts.idle))
         stream.delegate = self
         pending = upstream
+        if let custom = policy.custom {
+            // SPEC §2.1: the handshake waits for the command without blocking the loop.
+            handshake.onCustomVerdictNeeded = { [loop, weak handshake, weak stream] request in
+                custom.ask(request, on: loop) { verdict in
+                    guard let handshake, let stream else { return }
+                    handshake.customVerdict = verdict
+                    stream.resumeHandshake()
+                }
+            }
+        }
         stream.startHandshake()
         handshakeTimer = Timer(loop: loop) { [weak self] in
             self?.finish(.failure(.timedOut("TLS handshake with \(address) timed out")))
         }
         handshakeTimer?.schedule(after: timeouts.handshake)
+    }
+
+    /// The session to offer, if any. A resumed handshake verifies nothing,
+    /// so a custom rule resumes only sessions younger than its verdicts'
+    /// `cache` (none with `"0s"`): the command is asked as often as configured.
+    private func resumableSession() -> TLSSessionHandle? {
+        guard resumesSessions, let session = pool.session(for: key) else { return nil }
+        guard let custom = policy.custom else { return session }
+        return session.age < custom.settings.cache ? session : nil
     }
 
     func streamDidRead(_ stream: ByteStream) {}

@@ -1,0 +1,24 @@
+import PinproxyCore
+
+/// What identifies one question to a custom policy's command: the rule (the
+/// `CustomEvaluation` of one configuration generation, so a reload asks
+/// again), the upstream host and port, and the served chain's fingerprint.
+struct CustomCheckKey: Hashable, Sendable {
+    let scope: ObjectIdentifier
+    let host: String
+    let port: UInt16
+    /// SHA-256 over the served certificates' SHA-256 fingerprints, leaf first.
+    let chain: [UInt8]
+}
+
+/// One run of a custom policy's command, made ready (SPEC §2.1): its argument
+/// vector, its whole environment, the PEM it reads, and its time limit.
+struct CustomCheckRequest: Sendable {
+    let key: CustomCheckKey
+    let command: [String]
+    /// `NAME=value` strings: the child's entire environment.
+    let environment: [String]
+    /// The served chain as PEM, leaf first.
+    let input: [UInt8]
+    let timeout: Duration
+}

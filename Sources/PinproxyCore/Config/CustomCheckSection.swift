@@ -14,10 +14,10 @@ enum CustomCheckSection {
     /// `cache` is at most a day: a verdict is evidence about a chain at one time.
     static let maximumCache = Duration.seconds(86_400)
 
-    static func apply(_ member: JSONValue.Member, at path: JSONPath, to policy: inout TrustPolicy,
+    /// Reads `member` (at `memberPath`) into `policy.customCheck`.
+    static func apply(_ member: JSONValue.Member, at memberPath: JSONPath, to policy: inout TrustPolicy,
                       into diagnostics: inout ConfigurationDiagnostics) {
         var settings = policy.customCheck ?? CustomCheckSettings(command: [])
-        let memberPath = path.key(member.key)
         switch member.key {
         case "command":
             guard let command = parseCommand(member.value, at: memberPath, into: &diagnostics) else { return }

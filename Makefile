@@ -75,9 +75,13 @@ bench: release
 
 # Only that phase: HTTPS clients through CONNECT, pinproxy's blind tunnel and interception
 # against squid (CONNECT, ssl_bump) and mitmdump.
-.PHONY: bench-connect
+.PHONY: bench-connect bench-custom
 bench-connect: release
 	bench/connect.sh
+
+# What policy "custom" adds to a fresh handshake, and a slow checker beside a load.
+bench-custom: release
+	bench/custom-check.sh
 
 # libFuzzer harnesses over the parsers (bounded; not part of `make test`).
 # FUZZ_SECONDS per harness (default 60); each also stops at 10M executions.

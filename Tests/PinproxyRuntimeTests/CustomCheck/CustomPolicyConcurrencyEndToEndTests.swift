@@ -6,9 +6,11 @@ import PinproxyCore
 /// SPEC §2.1: the handshake waits for the command without blocking the
 /// loop; concurrent handshakes for one rule and chain share one child; at
 /// most `limits.custom_checks` children run at once. One loop (`threads: 1`)
-/// throughout, so "the same loop" is the only loop.
+/// unless a test says otherwise, so "the same loop" is the only loop.
+/// "EndToEnd" in the name puts the suite in the ThreadSanitizer pass
+/// (`MULTI_LOOP_SUITES`): the executor's thread meets every loop's.
 @Suite("custom policy: waiting without blocking, sharing and limiting children", .serialized)
-struct CustomPolicyConcurrencyTests {
+struct CustomPolicyConcurrencyEndToEndTests {
     /// `curl --parallel` of `urls` through `proxy`, each response's status on its own line, in order.
     static func parallelStatuses(_ urls: [String], proxy: String, timeout: Int = 30) throws -> [Int] {
         var arguments = ["-s", "--max-time", String(timeout), "--parallel", "--parallel-immediate",
@@ -30,6 +32,39 @@ struct CustomPolicyConcurrencyTests {
         // Every request had its own upstream connection, and so its own handshake.
         #expect(scenario.upstream.waitForConnections(50).count == 50)
         #expect(checker.invocations == 1, "children started: \(checker.invocations)")
+    }
+
+    @Test("four loops: 40 concurrent handshakes to one host, spread over the loops, still start one child")
+    func oneChildAcrossLoops() throws {
+        let directory = try TemporaryDirectory()
+        let checker = try CustomChecker(in: directory, body: #"cat >/dev/null; sleep 1; exit 0"#)
+        let world = try TestWorld(directory: directory)
+        let upstream = try world.startUpstream()
+        world.configuration.threads = 4
+        world.configuration.extra = #""hosts": { \#(checker.rule(extra: #""cache": "0s","#)) },"# + CustomChecker.freshHandshakes
+        _ = try world.startProxy()
+        let statuses = try Self.parallelStatuses(Array(repeating: "http://api.example.com/bytes/10", count: 40),
+                                                 proxy: world.proxyURL)
+        #expect(statuses == Array(repeating: 200, count: 40))
+        #expect(upstream.waitForConnections(40).count == 40)
+        #expect(checker.invocations == 1, "children started: \(checker.invocations)")
+    }
+
+    @Test("a client that gives up while its handshake waits for the command leaves nothing behind: the daemon serves the next one")
+    func clientLeavesDuringTheWait() throws {
+        let directory = try TemporaryDirectory()
+        let checker = try CustomChecker(in: directory, body: #"cat >/dev/null; sleep 1; exit 0"#)
+        let scenario = try E2EScenario(directory: directory, chain: TestPKI.chain(),
+                                       config: #""hosts": { \#(checker.rule()) },"# + CustomChecker.freshHandshakes)
+        // curl gives up after 300 ms (the later --max-time wins), mid-wait.
+        let abandoned = try Curl.run(scenario.world.proxyArguments + ["--max-time", "0.3", "http://api.example.com/bytes/10"],
+                                     timeout: 5)
+        #expect(abandoned.status == 0 && abandoned.exitCode == 28)
+        // The command still answers (after the client left), and its verdict serves the next handshake.
+        #expect(eventually(timeout: 5) { checker.invocations == 1 })
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try scenario.get("/bytes/10").status == 200)
+        #expect(checker.invocations == 1)
     }
 
     @Test("limits.custom_checks 2: of three commands asked at once, two run and the third starts when one ends")

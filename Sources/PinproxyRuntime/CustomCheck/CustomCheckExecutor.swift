@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// Runs custom policies' commands for the whole process (SPEC §2.1), on a
 /// thread and event loop of its own, so that no serving loop ever spawns,
@@ -14,7 +13,7 @@ import Synchronization
 /// Completions run on the executor's thread; callers hop back to their own
 /// loop (`CustomEvaluation.ask`). The thread starts with the first question.
 final class CustomCheckExecutor: @unchecked Sendable {
-    private let started = Mutex<EventLoop?>(nil)
+    private let started = Locked<EventLoop?>(nil)
 
     /// The state below is touched only on the executor's thread.
     private final class Job {
@@ -28,9 +27,6 @@ final class CustomCheckExecutor: @unchecked Sendable {
     private var queueHead = 0
     private var running = 0
     private var limit = Limits().customChecks
-
-    /// Children started since the process began (for tests and `/status`).
-    let childrenStarted = Atomic<Int>(0)
 
     init() {}
 
@@ -58,14 +54,18 @@ final class CustomCheckExecutor: @unchecked Sendable {
     /// `ask`, waiting for the verdict on the calling thread (`probe --chain`,
     /// which has no loop of its own). Never call it on a serving loop.
     func verdict(for request: CustomCheckRequest, limit: Int) -> CustomVerdict {
-        let answer = Mutex<CustomVerdict?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        ask(request, limit: limit) { verdict in
-            answer.withLock { $0 = verdict }
-            done.signal()
+        let answer = NSCondition()
+        let verdict = Locked<CustomVerdict?>(nil)
+        ask(request, limit: limit) { answered in
+            answer.lock()
+            verdict.withLock { $0 = answered }
+            answer.signal()
+            answer.unlock()
         }
-        done.wait()
-        return answer.withLock { $0 } ?? .failed(detail: "no verdict")
+        answer.lock()
+        while verdict.withLock({ $0 }) == nil { answer.wait() }
+        answer.unlock()
+        return verdict.withLock { $0 } ?? .failed(detail: "no verdict")
     }
 
     private func loop() -> EventLoop? {
@@ -98,7 +98,6 @@ final class CustomCheckExecutor: @unchecked Sendable {
             let job = queue[queueHead]
             queueHead += 1
             running += 1
-            childrenStarted.add(1, ordering: .relaxed)
             // Strong: a running child keeps the executor (and its thread's work) alive.
             let process = CustomCheckProcess(loop: loop, request: job.request) { [self] verdict in
                 self.finish(job, verdict, on: loop)

@@ -1,18 +1,17 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// A custom rule's verdicts, reused for `cache` (SPEC §2.1), shared by every
 /// loop. Only the command's own answers are kept (`CustomVerdict.isDefinitive`).
 /// Bounded: when full, expired entries go first, then the oldest.
-final class CustomVerdictCache: Sendable {
+final class CustomVerdictCache: @unchecked Sendable {
     private struct Entry {
         let verdict: CustomVerdict
         let expires: ContinuousClock.Instant
     }
     private let lifetime: Duration
     private let capacity: Int
-    private let entries = Mutex<[CustomCheckKey: Entry]>([:])
+    private let entries = Locked<[CustomCheckKey: Entry]>([:])
 
     init(lifetime: Duration, capacity: Int = 4096) {
         self.lifetime = lifetime

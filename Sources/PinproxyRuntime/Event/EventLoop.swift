@@ -1,6 +1,5 @@
 internal import CLibevent
 import Foundation
-import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
@@ -12,7 +11,8 @@ import Synchronization
 final class EventLoop: @unchecked Sendable {
     /// The `event_base*`, owned: freed in `deinit` after every event on it.
     let base: OpaquePointer
-    private let mailbox = Mutex<[@Sendable () -> Void]>([])
+    /// `Locked`, not `Mutex`: the sanitizer pass must see what orders the threads that post here.
+    private let mailbox = Locked<[@Sendable () -> Void]>([])
     private let wakeupDescriptor: Int32
     private var wakeup: OpaquePointer?
 

@@ -113,6 +113,18 @@ public struct MetricsSnapshot: Sendable, Hashable {
         }
     }
 
+    /// The custom policy's commands, for the whole daemon (SPEC §2.1).
+    public struct CustomChecks: Sendable, Hashable {
+        /// Commands started.
+        public var started: UInt64 = 0
+        /// Handshakes that joined a run already asking about their chain.
+        public var shared: UInt64 = 0
+        /// Running now, and waiting for `limits.custom_checks`.
+        public var running: Int = 0
+        public var waiting: Int = 0
+        public init() {}
+    }
+
     public var version: String
     public var generation: Int
     public var startedAt: Date
@@ -126,6 +138,7 @@ public struct MetricsSnapshot: Sendable, Hashable {
     public var violationLogDropped: Int
     /// nil without `interception`.
     public var interceptionCAExpiry: Date?
+    public var customChecks = CustomChecks()
 
     public init(version: String, generation: Int, startedAt: Date, activeConnections: Int, listeners: [Listener],
                 rules: [Rule], idleUpstreamConnections: Int, violationLogQueued: Int, violationLogWriteErrors: UInt64,

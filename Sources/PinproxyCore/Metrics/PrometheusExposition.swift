@@ -79,6 +79,16 @@ public enum PrometheusExposition {
         text.sample("pinproxy_violation_log_write_errors_total", [:], snapshot.violationLogWriteErrors)
         text.family("pinproxy_violation_log_dropped_total", .counter, "Violation events refused because the queue was full.")
         text.sample("pinproxy_violation_log_dropped_total", [:], snapshot.violationLogDropped)
+        let custom = snapshot.customChecks
+        text.family("pinproxy_custom_checks_started_total", .counter, "Custom policy commands started.")
+        text.sample("pinproxy_custom_checks_started_total", [:], custom.started)
+        text.family("pinproxy_custom_checks_shared_total", .counter,
+                    "Upstream handshakes that joined a custom command already asked about their chain.")
+        text.sample("pinproxy_custom_checks_shared_total", [:], custom.shared)
+        text.family("pinproxy_custom_checks_running", .gauge, "Custom policy commands running now.")
+        text.sample("pinproxy_custom_checks_running", [:], custom.running)
+        text.family("pinproxy_custom_checks_waiting", .gauge, "Custom policy commands waiting for limits.custom_checks.")
+        text.sample("pinproxy_custom_checks_waiting", [:], custom.waiting)
         if let expiry = snapshot.interceptionCAExpiry {
             text.family("pinproxy_interception_ca_expiry_timestamp_seconds", .gauge,
                         "notAfter of the interception CA's issuing certificate, seconds since 1970.")

@@ -27,6 +27,11 @@ final class CustomCheckExecutor: @unchecked Sendable {
     private var queueHead = 0
     private var running = 0
     private var limit = Limits().customChecks
+    /// What `/metrics` shows; written on the executor's thread only.
+    private let counts = Locked(MetricsSnapshot.CustomChecks())
+
+    /// Commands started, shared, running and waiting, now.
+    var snapshot: MetricsSnapshot.CustomChecks { counts.withLock { $0 } }
 
     init() {}
 
@@ -84,6 +89,7 @@ final class CustomCheckExecutor: @unchecked Sendable {
                          completion: @escaping @Sendable (CustomVerdict) -> Void) {
         if let job = jobs[request.key] {
             job.waiters.append(completion)
+            counts.withLock { $0.shared += 1 }
             return
         }
         let job = Job(request: request)
@@ -98,6 +104,7 @@ final class CustomCheckExecutor: @unchecked Sendable {
             let job = queue[queueHead]
             queueHead += 1
             running += 1
+            counts.withLock { $0.started += 1 }
             // Strong: a running child keeps the executor (and its thread's work) alive.
             let process = CustomCheckProcess(loop: loop, request: job.request) { [self] verdict in
                 self.finish(job, verdict, on: loop)
@@ -108,6 +115,10 @@ final class CustomCheckExecutor: @unchecked Sendable {
         if queueHead == queue.count {
             queue.removeAll(keepingCapacity: true)
             queueHead = 0
+        }
+        counts.withLock { [running, waiting = queue.count - queueHead] in
+            $0.running = running
+            $0.waiting = waiting
         }
     }
 

@@ -41,11 +41,13 @@ extension Daemon {
         let configuration = workers[0].configuration
         let (listeners, rules) = shared.metrics.samples(for: configuration, boundListeners: workers[0].boundAddresses.sorted())
         let log = shared.violations.logQueue
-        return MetricsSnapshot(
+        var snapshot = MetricsSnapshot(
             version: options.version, generation: configuration.generation, startedAt: shared.startedAt,
             activeConnections: shared.openConnections.load(ordering: .relaxed), listeners: listeners, rules: rules,
             idleUpstreamConnections: workers.reduce(0) { $0 + Int($1.pool.idleCount.current) },
             violationLogQueued: log.queued, violationLogWriteErrors: log.writeErrors, violationLogDropped: log.dropped,
             interceptionCAExpiry: configuration.interception?.notAfter)
+        snapshot.customChecks = configuration.customChecks.snapshot
+        return snapshot
     }
 }

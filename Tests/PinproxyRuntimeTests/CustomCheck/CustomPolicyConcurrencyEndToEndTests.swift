@@ -24,7 +24,9 @@ struct CustomPolicyConcurrencyEndToEndTests {
     func oneChildForConcurrentHandshakes() throws {
         let directory = try TemporaryDirectory()
         let checker = try CustomChecker(in: directory, body: #"cat >/dev/null; sleep 1; exit 0"#)
+        let admin = ToolPaths.freePort()
         let config = #""hosts": { \#(checker.rule(extra: #""cache": "0s","#)) },"# + CustomChecker.freshHandshakes
+            + #""admin": { "listen": "127.0.0.1:\#(admin)" },"#
         let scenario = try E2EScenario(directory: directory, chain: TestPKI.chain(), config: config)
         let statuses = try Self.parallelStatuses(Array(repeating: "http://api.example.com/bytes/10", count: 50),
                                                  proxy: scenario.world.proxyURL)
@@ -32,6 +34,11 @@ struct CustomPolicyConcurrencyEndToEndTests {
         // Every request had its own upstream connection, and so its own handshake.
         #expect(scenario.upstream.waitForConnections(50).count == 50)
         #expect(checker.invocations == 1, "children started: \(checker.invocations)")
+        let metrics = try Curl.run(["http://127.0.0.1:\(admin)/metrics"]).bodyText.split(separator: "\n").map(String.init)
+        for sample in ["pinproxy_custom_checks_started_total 1", "pinproxy_custom_checks_shared_total 49",
+                       "pinproxy_custom_checks_running 0", "pinproxy_custom_checks_waiting 0"] {
+            #expect(metrics.contains(sample), "\(sample) not in /metrics")
+        }
     }
 
     @Test("four loops: 40 concurrent handshakes to one host, spread over the loops, still start one child")

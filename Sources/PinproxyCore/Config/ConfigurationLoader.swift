@@ -115,6 +115,8 @@ public enum ConfigurationLoader {
         guard diagnostics.problems.isEmpty else {
             throw ConfigurationError(source: source, problems: diagnostics.problems)
         }
+        CustomCheckSection.warnAboutTimeouts(rules: rules, defaultPolicy: defaultPolicy, handshake: configuration.timeouts.handshake,
+                                             into: &diagnostics)
         configuration.policies = PolicyTable(rules: rules, defaultPolicy: defaultPolicy)
         configuration.source = source
         configuration.fileReferences = diagnostics.fileReferences

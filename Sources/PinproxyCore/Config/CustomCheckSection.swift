@@ -92,6 +92,19 @@ enum CustomCheckSection {
         }
     }
 
+    /// A custom command given as long as the whole handshake never answers:
+    /// `timeouts.handshake` ends the handshake first (a 504, not a verdict).
+    static func warnAboutTimeouts(rules: [HostRule], defaultPolicy: PolicyTable.DefaultPolicy, handshake: Duration,
+                                  into diagnostics: inout ConfigurationDiagnostics) {
+        var policies = rules.map { (JSONPath.root.key("hosts").key($0.key), $0.policy) }
+        if case let .policy(policy) = defaultPolicy { policies.append((JSONPath.root.key("default_policy"), policy)) }
+        for (path, policy) in policies {
+            guard let timeout = policy.customCheck?.timeout, timeout >= handshake else { continue }
+            diagnostics.warn(path.key("timeout"), "timeout \(DurationSyntax.format(timeout)) is not shorter than timeouts.handshake "
+                                + "\(DurationSyntax.format(handshake)): a handshake ends before its command can answer")
+        }
+    }
+
     /// A duration string (`"2s"`, `"250ms"`, `"10m"`; `"0s"` where zero is allowed) up to `limit`.
     private static func duration(_ value: JSONValue, at path: JSONPath, allowsZero: Bool, upTo limit: Duration,
                                  into diagnostics: inout ConfigurationDiagnostics) -> Duration? {

@@ -76,6 +76,18 @@ struct CustomPolicyConfigurationTests {
                 "\(problems.map { "\($0)" })")
     }
 
+    @Test("a timeout as long as timeouts.handshake is a warning: the handshake would end before the answer")
+    func timeoutAgainstHandshake() throws {
+        let fixture = try Self.fixture()
+        defer { fixture.remove() }
+        let (_, warnings) = try fixture.parse(#"{ "timeouts": { "handshake": "5s" }, "#
+            + #""hosts": { "pay.example.com": { "policy": "custom", "command": ["@check"], "timeout": "5s" } } }"#)
+        #expect(warnings.contains { $0.path == #"$.hosts["pay.example.com"].timeout"#
+            && $0.message.contains("not shorter than timeouts.handshake 5s") }, "\(warnings)")
+        let (_, quiet) = try fixture.parse(Self.rule(#""command": ["@check"], "timeout": "9s""#))
+        #expect(!quiet.contains { $0.message.contains("timeouts.handshake") })
+    }
+
     @Test("command, timeout and cache belong to custom only")
     func keysOfCustomOnly() throws {
         let fixture = try Self.fixture()

@@ -15,6 +15,10 @@ struct CustomCheckKey: Hashable, Sendable {
 /// vector, its whole environment, the PEM it reads, and its time limit.
 struct CustomCheckRequest: Sendable {
     let key: CustomCheckKey
+    /// The rule's evaluation that `key.scope` identifies, kept alive while
+    /// the request is: an identifier outlived by its object could be taken
+    /// by a later generation's, which must never join this run.
+    let scope: CustomEvaluation
     let command: [String]
     /// `NAME=value` strings: the child's entire environment.
     let environment: [String]

@@ -46,7 +46,7 @@ final class CustomEvaluation: Sendable {
             "PINPROXY_PEER_ADDRESS=\(peer ?? "")",
             "PINPROXY_VERIFIED_CHAIN_SHA256=\(verified.joined(separator: " "))",
         ]
-        return CustomCheckRequest(key: key, command: settings.command, environment: environment,
+        return CustomCheckRequest(key: key, scope: self, command: settings.command, environment: environment,
                                   input: Array(pem.utf8), timeout: settings.timeout)
     }
 

@@ -31,27 +31,7 @@ chmod 755 "$WORK" "$WORK/bin"
 make_ca "$WORK" ca
 make_leaf "$WORK" ca leaf "*.bench.example.test"
 head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
-USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
-cat > "$WORK/upstream.conf" <<CONF
-$USER_LINE
-worker_processes 2;
-daemon off;
-pid $WORK/upstream.pid;
-error_log $WORK/logs/upstream.err warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    server {
-        listen 127.0.0.1:$UP_PORT ssl reuseport;
-        ssl_protocols TLSv1.3;
-        ssl_certificate $WORK/leaf-chain.pem;
-        ssl_certificate_key $WORK/leaf.key;
-        root $WORK/www;
-        location / { }
-    }
-}
-CONF
+write_upstream_conf "$WORK" "$UP_PORT" 2
 nginx -c "$WORK/upstream.conf" -p "$WORK" &
 STARTED_PIDS+=("$!")
 wait_port "$UP_PORT"

@@ -33,26 +33,7 @@ openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backu
 LEAF_PIN="$(spki_pin "$WORK/leaf.pem")"
 BACKUP_PIN="$(spki_pin "$WORK/backup.key")"
 head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
-USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
-cat > "$WORK/upstream.conf" <<CONF
-$USER_LINE
-worker_processes 1;
-daemon off;
-pid $WORK/upstream.pid;
-error_log $WORK/logs/upstream.err warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    server {
-        listen 127.0.0.1:$UP_PORT ssl;
-        ssl_protocols TLSv1.3;
-        ssl_certificate $WORK/leaf-chain.pem;
-        ssl_certificate_key $WORK/leaf.key;
-        root $WORK/www;
-        location / { }
-    }
-}
-CONF
+write_upstream_conf "$WORK" "$UP_PORT" 1
 for variant in fresh fresh-ca; do
     if [ "$variant" = fresh ]; then rule="\"policy\": \"pin-public-keys\", \"pins\": [\"$LEAF_PIN\", \"$BACKUP_PIN\"]"
     else rule="\"policy\": \"default\""; fi

@@ -96,6 +96,35 @@ EOF
         || die "generated leaf $leaf does not verify strictly against $ca"
 }
 
+# write_upstream_conf DIR PORT WORKERS — nginx.conf (DIR/upstream.conf) for the one HTTPS upstream of
+# the cost scripts: TLS 1.3 only, DIR/leaf-chain.pem, DIR/www as the root, no access log, unlimited
+# keep-alive requests. (bench/run.sh tunes its own for 10,000 connections.)
+write_upstream_conf() {
+    local dir="$1" port="$2" workers="$3" user_line=""
+    [ "$(id -u)" -eq 0 ] && user_line="user root;"
+    cat > "$dir/upstream.conf" <<CONF
+$user_line
+worker_processes $workers;
+daemon off;
+pid $dir/upstream.pid;
+error_log $dir/logs/upstream.err warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:$port ssl;
+        ssl_protocols TLSv1.3;
+        ssl_certificate $dir/leaf-chain.pem;
+        ssl_certificate_key $dir/leaf.key;
+        root $dir/www;
+        location / { }
+    }
+}
+CONF
+}
+
 # wait_port PORT [SECONDS] — until something accepts on 127.0.0.1:PORT.
 wait_port() {
     local port="$1" limit="${2:-15}" i

@@ -31,28 +31,7 @@ make_ca "$WORK" ca
 make_leaf "$WORK" ca leaf "$HOST_NAME"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
 head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
-USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
-cat > "$WORK/upstream.conf" <<CONF
-$USER_LINE
-worker_processes 1;
-daemon off;
-pid $WORK/upstream.pid;
-error_log $WORK/logs/upstream.err warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 300s;
-    server {
-        listen 127.0.0.1:$UP_PORT ssl;
-        ssl_protocols TLSv1.3;
-        ssl_certificate $WORK/leaf-chain.pem;
-        ssl_certificate_key $WORK/leaf.key;
-        root $WORK/www;
-        location / { }
-    }
-}
-CONF
+write_upstream_conf "$WORK" "$UP_PORT" 1
 cat > "$WORK/pinproxy.json" <<CONF
 {
   "listeners": [ { "listen": "127.0.0.1:$PROXY_PORT", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],

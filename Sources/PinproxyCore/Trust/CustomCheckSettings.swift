@@ -18,4 +18,12 @@ public struct CustomCheckSettings: Sendable, Hashable {
         self.timeout = timeout
         self.cache = cache
     }
+
+    /// The settings behind one reference (`TrustPolicy.customCheck`), equal and hashed by value.
+    final class Box: Sendable, Hashable {
+        let settings: CustomCheckSettings
+        init(_ settings: CustomCheckSettings) { self.settings = settings }
+        static func == (lhs: Box, rhs: Box) -> Bool { lhs.settings == rhs.settings }
+        func hash(into hasher: inout Hasher) { hasher.combine(settings) }
+    }
 }

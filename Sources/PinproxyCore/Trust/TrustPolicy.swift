@@ -90,7 +90,14 @@ public struct TrustPolicy: Sendable, Hashable {
     /// recorded, and until then only `default` evaluation.
     public var learnsPins: Bool
     /// `policy: "custom"`: the external command that decides (SPEC §2.1); nil for every other policy.
-    public var customCheck: CustomCheckSettings?
+    public var customCheck: CustomCheckSettings? {
+        get { customCheckBox?.settings }
+        set { customCheckBox = newValue.map(CustomCheckSettings.Box.init) }
+    }
+    /// One reference instead of the settings inline: every rule of a large
+    /// configuration holds a policy (twice: its rule and its prepared policy),
+    /// and only custom rules have settings.
+    private var customCheckBox: CustomCheckSettings.Box?
 
     public init(kind: PolicyKind,
                 pins: [SPKIPin] = [],
@@ -127,7 +134,7 @@ public struct TrustPolicy: Sendable, Hashable {
         self.crlFiles = crlFiles
         self.ocspStapling = ocspStapling
         self.learnsPins = learnsPins
-        self.customCheck = customCheck
+        self.customCheckBox = customCheck.map(CustomCheckSettings.Box.init)
     }
 
     /// performDefaultEvaluation: chain to the trust store and host name.

@@ -5,7 +5,8 @@ Every rule is a distinct host name under policy "pin-public-keys" with two pins,
 looks like a real fleet rather than one rule copied: hosts come in organisations of 1-4 that share
 a primary key and a backup pin, backup pins come from a pool of 200 (offline backup keys are reused
 across fleets), and some rules widen or relax the default (about 10% include_subdomains, 5% "*."
-and 5% "**." keys, 10% report-only, 10% with an expiry date, 5% TLS 1.3 only). The output is deterministic for a given --seed, so two runs measure the same input.
+and 5% "**." keys, 10% report-only, 10% with an expiry date, 5% TLS 1.3 only). The output is deterministic for a given --seed, so two runs
+measure the same input.
 
   bench/many-rules.py --rules 100000 > big.json             # pretty (2-space indent)
   bench/many-rules.py --rules 100000 --one-line > big.json  # one line, as `jq -c` writes it

@@ -13,6 +13,8 @@ public struct JSON5Reader {
     public static let maximumInputBytes = 64 * 1024 * 1024
     /// Deepest accepted nesting of arrays and objects.
     public static let maximumDepth = 64
+    /// Members from which an object's duplicate keys are found by a dictionary rather than a scan.
+    static let largeObjectMembers = 16
 
     let bytes: [UInt8]
     var offset = 0
@@ -71,7 +73,10 @@ public struct JSON5Reader {
         try enterNesting()
         offset += 1
         var members: [JSONValue.Member] = []
-        var firstSeen: [String: JSONValue.Position] = [:]
+        // Duplicate keys: a policy object has a handful of members, found by a
+        // scan; only a large object (`hosts`) is worth a dictionary, made once
+        // it has that many.
+        var firstSeen: [String: JSONValue.Position]?
         while true {
             try skipInsignificant()
             guard let byte = peek else { throw error("unexpected end of input inside an object: expected a key or '}'") }
@@ -84,10 +89,16 @@ public struct JSON5Reader {
                 key = readIdentifier()
                 guard !key.isEmpty else { throw error("unexpected character \(describe(byte)): expected a key or '}'") }
             }
-            if let earlier = firstSeen[key] {
+            let earlier = firstSeen != nil ? firstSeen![key] : members.first(where: { $0.key == key })?.position
+            if let earlier {
                 throw error("duplicate key \"\(key)\" (first at \(earlier))", at: keyPosition)
             }
-            firstSeen[key] = keyPosition
+            if firstSeen != nil {
+                firstSeen![key] = keyPosition
+            } else if members.count == Self.largeObjectMembers {
+                firstSeen = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.position) })
+                firstSeen![key] = keyPosition
+            }
             try skipInsignificant()
             guard peek == UInt8(ascii: ":") else { throw error("expected ':' after key \"\(key)\"") }
             offset += 1

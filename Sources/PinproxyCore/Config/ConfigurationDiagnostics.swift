@@ -36,10 +36,14 @@ struct ConfigurationDiagnostics {
             problem(path, value, "expected an object, found \(value.typeName)")
             return nil
         }
-        for member in members where !allowed.contains(member.key) {
+        // One pass, and no copy when every key is allowed (the case for every valid rule).
+        var unknown: [Int] = []
+        for (index, member) in members.enumerated() where !allowed.contains(member.key) {
             reportUnknownKey(member, at: path, allowed: allowed)
+            unknown.append(index)
         }
-        return members.filter { allowed.contains($0.key) }
+        guard !unknown.isEmpty else { return members }
+        return members.enumerated().filter { !unknown.contains($0.offset) }.map(\.element)
     }
 
     mutating func reportUnknownKey(_ member: JSONValue.Member, at path: JSONPath, allowed: [String]) {

@@ -25,6 +25,9 @@ enum PolicySection {
 
     static let allKeys = commonKeys + ["pins", "public_keys", "certificates", "anchors", "validate_chain", "validate_host"]
 
+    /// `commonKeys + specificKeys(of:)` for each kind, made once rather than for every rule.
+    private static let allowedKeys = Dictionary(uniqueKeysWithValues: PolicyKind.allCases.map { ($0, commonKeys + specificKeys(of: $0)) })
+
     /// The policy, or nil after recording its problems. `isDefaultPolicy` marks
     /// `default_policy`, where `include_subdomains` has no meaning.
     static func parse(_ value: JSONValue, at path: JSONPath, isDefaultPolicy: Bool,
@@ -38,7 +41,7 @@ enum PolicySection {
             }
             return nil
         }
-        let allowed = commonKeys + specificKeys(of: kind)
+        let allowed = allowedKeys[kind] ?? commonKeys + specificKeys(of: kind)
         var policy = TrustPolicy(kind: kind)
         let problemsBefore = diagnostics.problems.count
         for member in members where member.key != "policy" {
@@ -81,7 +84,8 @@ enum PolicySection {
 
     private static func parseKind(_ value: JSONValue, at path: JSONPath,
                                   into diagnostics: inout ConfigurationDiagnostics) -> PolicyKind? {
-        let valid = PolicyKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        // Spelled out only for a message: building it for every rule cost more than the rest of this function.
+        var valid: String { PolicyKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ") }
         guard let kindValue = value["policy"] else {
             diagnostics.problem(path, value, "no \"policy\" key", hint: "add \"policy\": one of \(valid)")
             return nil

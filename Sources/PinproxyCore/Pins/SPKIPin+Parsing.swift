@@ -22,7 +22,7 @@ extension SPKIPin {
             throw PinParseError(input: text, message:
                 "pin \"\(text)\" must be written sha256/<base64 of the SHA-256 of the SubjectPublicKeyInfo>")
         }
-        guard let digest = StrictBase64.decode(String(encoded)) else {
+        guard let digest = StrictBase64.decode(encoded) else {
             throw PinParseError(input: text, message:
                 "pin \"\(text)\" is not valid base64 (standard alphabet, with '=' padding, no spaces)")
         }

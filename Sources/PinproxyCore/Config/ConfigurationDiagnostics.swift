@@ -12,6 +12,8 @@ struct ConfigurationDiagnostics {
     private(set) var fileReferences: [FileReference] = []
     /// The instant "expires within 30 days" is measured from.
     let now: Date
+    /// One copy of each distinct `pins` list of the file, shared by its rules.
+    var pinLists = PinListInterner()
 
     init(now: Date) { self.now = now }
 

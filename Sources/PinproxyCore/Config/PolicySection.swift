@@ -111,7 +111,7 @@ enum PolicySection {
             }
             policy.learnsPins = true
         case "pins":
-            policy.pins = (diagnostics.strings(value, at: path) ?? []).compactMap { text, elementPath, element in
+            let pins = (diagnostics.strings(value, at: path) ?? []).compactMap { text, elementPath, element in
                 do throws(PinParseError) {
                     return try SPKIPin.parse(text)
                 } catch {
@@ -120,6 +120,7 @@ enum PolicySection {
                     return nil
                 }
             }
+            policy.pins = diagnostics.pinLists.intern(pins)
         case "public_keys": policy.publicKeyFiles = files(value, at: path, what: "public key file", into: &diagnostics)
         case "certificates": policy.certificateFiles = files(value, at: path, what: "certificate file", into: &diagnostics)
         case "anchors": policy.anchorFiles = files(value, at: path, what: "anchor file", into: &diagnostics)

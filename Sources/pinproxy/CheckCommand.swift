@@ -54,7 +54,10 @@ enum CheckCommand {
             }
             if let expiry = CACommand.expiryWarning(interception, configPath: path, now: Date()) { Console.error("warning: \(expiry)") }
         }
-        Console.print(lines.joined(separator: "\n"))
+        // A few thousand lines a write: one string of a 100,000-rule summary would be megabytes more to hold.
+        for start in stride(from: 0, to: lines.count, by: 4096) {
+            Console.print(lines[start..<min(start + 4096, lines.count)].joined(separator: "\n"))
+        }
         return status
     }
 

@@ -115,7 +115,9 @@ extension Daemon {
                 worker.loop.execute { bound.value.apply(active, descriptors: mine) }
             }
         }
-        shared.metrics.keepRules(of: active)
+        // Off the loop: it goes through every rule's counters (100,000 in a large configuration).
+        let metrics = shared.metrics
+        reloadQueue.async { metrics.keepRules(of: active) }
         // The drift the counters know of (the file's own findings were said above).
         counterWarnings(at: Date()).forEach { logger.log(.warning, "drift", $0) }
         let took = (ContinuousClock.now - startedAt).components

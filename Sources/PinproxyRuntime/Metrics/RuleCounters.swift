@@ -116,6 +116,11 @@ final class RuleCounters: Sendable {
     /// The lanes made so far.
     private var lanes: [Lane] { slots.compactMap(\.existing) }
 
+    /// Whether any loop counted anything for this rule (made a lane). A rule
+    /// without one has seen no leaf, so it has no drift finding: 100,000 rules
+    /// need not be sampled to learn that.
+    var hasLanes: Bool { slots.contains { $0.existing != nil } }
+
     /// A full handshake the policy let through (`verdict` nil means the
     /// check did not run, as on a resumed session): counts it and, from its
     /// verified chain, the pins it carried and its leaf.

@@ -7,7 +7,8 @@
 # Tunables (environment): ROUNDS=3 DURATION=5 WARMUP=1 (seconds), PROXY_CPUS=1,
 # CLIENT_CPUS=0, WORKERS=1, PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
 # PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000", HANDSHAKE=1 (0 skips the
-# handshake-cost phase), CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh).
+# handshake-cost phase), RELOAD=1 (0 skips the reload-under-load phase, bench/reload.sh),
+# CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -366,6 +367,15 @@ if [ "$HANDSHAKE" = 1 ]; then
         done
     done
     python3 "$BENCH_DIR/report.py" instructions "$OUT/handshake-instructions.csv"
+fi
+
+# --- reload under load (bench/reload.sh) -------------------------------------------------
+# A keep-alive load through a 100,000-rule configuration, without and with SIGHUP reloads:
+# p50/p99/max latency of both and every reload's duration. Its own upstream and ports; the
+# proxies above are stopped first.
+if [ "${RELOAD:-1}" != 0 ]; then
+    cleanup_started
+    "$BENCH_DIR/reload.sh"
 fi
 
 # --- CONNECT (bench/connect.sh) ---------------------------------------------------------

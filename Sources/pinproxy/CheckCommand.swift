@@ -54,7 +54,10 @@ enum CheckCommand {
             }
             if let expiry = CACommand.expiryWarning(interception, configPath: path, now: Date()) { Console.error("warning: \(expiry)") }
         }
-        Console.print(lines.joined(separator: "\n"))
+        // A few thousand lines a write: one string of a 100,000-rule summary would be megabytes more to hold.
+        for start in stride(from: 0, to: lines.count, by: 4096) {
+            Console.print(lines[start..<min(start + 4096, lines.count)].joined(separator: "\n"))
+        }
         return status
     }
 
@@ -89,31 +92,34 @@ enum CheckCommand {
         return lines
     }
 
+    /// One rule's summary: the policy, what it pins, expiry, scope and mode.
+    /// Appended to one string (it runs for each of 100,000 rules).
     private static func describe(_ policy: TrustPolicy) -> String {
-        var parts = [policy.kind.rawValue]
+        var text = policy.kind.rawValue
+        func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
         switch policy.kind {
         case .pinPublicKeys where policy.learnsPins:
-            parts.append("pins learned on first use")
+            text += ", pins learned on first use"
         case .pinPublicKeys:
-            let count = policy.pins.count + policy.publicKeyFiles.count
-            parts.append("\(count) pin\(count == 1 ? "" : "s")\(policy.publicKeyFiles.isEmpty ? "" : " (\(policy.publicKeyFiles.count) from files)")")
+            text += ", " + plural(policy.pins.count + policy.publicKeyFiles.count, "pin")
+            if !policy.publicKeyFiles.isEmpty { text += " (\(policy.publicKeyFiles.count) from files)" }
         case .pinCertificates:
-            parts.append("\(policy.certificateFiles.count) certificate file\(policy.certificateFiles.count == 1 ? "" : "s")")
+            text += ", " + plural(policy.certificateFiles.count, "certificate file")
         case .anchors:
-            parts.append("\(policy.anchorFiles.count) anchor file\(policy.anchorFiles.count == 1 ? "" : "s")")
+            text += ", " + plural(policy.anchorFiles.count, "anchor file")
         case .custom:
             if let custom = policy.customCheck {
                 let cache = custom.cache == .zero ? "asked on every handshake" : "verdicts cached \(DurationSyntax.format(custom.cache))"
-                parts.append("command \(custom.command[0]) (timeout \(DurationSyntax.format(custom.timeout)), \(cache))")
+                text += ", command \(custom.command[0]) (timeout \(DurationSyntax.format(custom.timeout)), \(cache))"
             }
         case .default, .disable:
             break
         }
         if let expires = policy.expires {
-            parts.append(expires.hasPassed(at: Date()) ? "pins EXPIRED \(expires) (not enforced)" : "pins expire \(expires)")
+            text += expires.hasPassed(at: Date()) ? ", pins EXPIRED \(expires) (not enforced)" : ", pins expire \(expires)"
         }
-        if policy.includeSubdomains { parts.append("include_subdomains") }
-        if !policy.enforce { parts.append("report-only") }
-        return parts.joined(separator: ", ")
+        if policy.includeSubdomains { text += ", include_subdomains" }
+        if !policy.enforce { text += ", report-only" }
+        return text
     }
 }

@@ -12,6 +12,8 @@ struct ConfigurationDiagnostics {
     private(set) var fileReferences: [FileReference] = []
     /// The instant "expires within 30 days" is measured from.
     let now: Date
+    /// One copy of each distinct `pins` list of the file, shared by its rules.
+    var pinLists = PinListInterner()
 
     init(now: Date) { self.now = now }
 
@@ -36,10 +38,14 @@ struct ConfigurationDiagnostics {
             problem(path, value, "expected an object, found \(value.typeName)")
             return nil
         }
-        for member in members where !allowed.contains(member.key) {
+        // One pass, and no copy when every key is allowed (the case for every valid rule).
+        var unknown: [Int] = []
+        for (index, member) in members.enumerated() where !allowed.contains(member.key) {
             reportUnknownKey(member, at: path, allowed: allowed)
+            unknown.append(index)
         }
-        return members.filter { allowed.contains($0.key) }
+        guard !unknown.isEmpty else { return members }
+        return members.enumerated().filter { !unknown.contains($0.offset) }.map(\.element)
     }
 
     mutating func reportUnknownKey(_ member: JSONValue.Member, at path: JSONPath, allowed: [String]) {

@@ -13,7 +13,9 @@ enum HostsSection {
             return []
         }
         var rules: [HostRule] = []
+        rules.reserveCapacity(members.count)
         var firstByKey: [String: String] = [:]
+        firstByKey.reserveCapacity(members.count)
         var firstBySubtree: [String: String] = [:]
         for member in members {
             let entryPath = path.entry(member.key)

@@ -65,6 +65,15 @@ extension JSON5Reader {
         let quote = bytes[offset]
         let startPosition = here()
         offset += 1
+        // Nearly every string of a configuration (host names, pins, keys) has no
+        // escape: it is its bytes, made into one String without going scalar by scalar.
+        var end = offset
+        while end < bytes.count, bytes[end] != quote, bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == quote {
+            let text = String(decoding: bytes[offset..<end], as: UTF8.self)
+            offset = end + 1
+            return text
+        }
         var scalars = String.UnicodeScalarView()
         var runStart = offset
         func flush(_ reader: JSON5Reader, upTo end: Int) {

@@ -13,8 +13,11 @@ public struct JSON5Reader {
     public static let maximumInputBytes = 64 * 1024 * 1024
     /// Deepest accepted nesting of arrays and objects.
     public static let maximumDepth = 64
+    /// Members from which an object's duplicate keys are found by a dictionary rather than a scan.
+    static let largeObjectMembers = 16
 
-    let bytes: [UInt8]
+    /// The document's UTF-8, read in place (`parse` lends it for the parse).
+    let bytes: UnsafeBufferPointer<UInt8>
     var offset = 0
     var line = 1
     var lineStart = 0
@@ -22,7 +25,7 @@ public struct JSON5Reader {
     /// The column at `offset` on the line that starts at `lineStart`, as last counted.
     private var counted = (lineStart: 0, offset: 0, column: 1)
 
-    private init(_ text: String) { bytes = Array(text.utf8) }
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// Parses one JSON5 document; the whole text must be that one value
     /// (whitespace and comments around it allowed).
@@ -31,7 +34,15 @@ public struct JSON5Reader {
             throw JSON5SyntaxError(line: 1, column: 1, message: "document is \(text.utf8.count) bytes, more than the limit of \(maximumInputBytes)",
                                    snippet: "")
         }
-        var reader = JSON5Reader(text)
+        // The text's own UTF-8 storage, not a copy of it: a 100,000-rule file is 15-25 MB.
+        var text = text
+        return try text.withUTF8 { bytes in
+            Result { () throws(JSON5SyntaxError) -> JSONValue in try parse(bytes: bytes) }
+        }.get()
+    }
+
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>) throws(JSON5SyntaxError) -> JSONValue {
+        var reader = JSON5Reader(bytes)
         try reader.skipInsignificant()
         guard reader.offset < reader.bytes.count else { throw reader.error("empty document: expected a JSON value") }
         let value = try reader.readValue()
@@ -71,7 +82,10 @@ public struct JSON5Reader {
         try enterNesting()
         offset += 1
         var members: [JSONValue.Member] = []
-        var firstSeen: [String: JSONValue.Position] = [:]
+        // Duplicate keys: a policy object has a handful of members, found by a
+        // scan; only a large object (`hosts`) is worth a dictionary, made once
+        // it has that many.
+        var firstSeen: [String: JSONValue.Position]?
         while true {
             try skipInsignificant()
             guard let byte = peek else { throw error("unexpected end of input inside an object: expected a key or '}'") }
@@ -84,10 +98,16 @@ public struct JSON5Reader {
                 key = readIdentifier()
                 guard !key.isEmpty else { throw error("unexpected character \(describe(byte)): expected a key or '}'") }
             }
-            if let earlier = firstSeen[key] {
+            let earlier = firstSeen != nil ? firstSeen![key] : members.first(where: { $0.key == key })?.position
+            if let earlier {
                 throw error("duplicate key \"\(key)\" (first at \(earlier))", at: keyPosition)
             }
-            firstSeen[key] = keyPosition
+            if firstSeen != nil {
+                firstSeen![key] = keyPosition
+            } else if members.count == Self.largeObjectMembers {
+                firstSeen = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.position) })
+                firstSeen![key] = keyPosition
+            }
             try skipInsignificant()
             guard peek == UInt8(ascii: ":") else { throw error("expected ':' after key \"\(key)\"") }
             offset += 1
@@ -183,7 +203,7 @@ public struct JSON5Reader {
         JSONValue.Position(line: line, column: Self.column(bytes, from: lineStart, to: offset, startingAt: 1))
     }
 
-    private static func column(_ bytes: [UInt8], from start: Int, to end: Int, startingAt column: Int) -> Int {
+    private static func column(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, startingAt column: Int) -> Int {
         bytes[start..<min(end, bytes.count)].reduce(column) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
     }
 

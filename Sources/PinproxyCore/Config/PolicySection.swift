@@ -27,6 +27,9 @@ enum PolicySection {
     static let allKeys = commonKeys + ["pins", "public_keys", "certificates", "anchors", "validate_chain", "validate_host",
                                        "command", "timeout", "cache"]
 
+    /// `commonKeys + specificKeys(of:)` for each kind, made once rather than for every rule.
+    private static let allowedKeys = Dictionary(uniqueKeysWithValues: PolicyKind.allCases.map { ($0, commonKeys + specificKeys(of: $0)) })
+
     /// The policy, or nil after recording its problems. `isDefaultPolicy` marks
     /// `default_policy`, where `include_subdomains` has no meaning.
     static func parse(_ value: JSONValue, at path: JSONPath, isDefaultPolicy: Bool,
@@ -40,7 +43,7 @@ enum PolicySection {
             }
             return nil
         }
-        let allowed = commonKeys + specificKeys(of: kind)
+        let allowed = allowedKeys[kind] ?? commonKeys + specificKeys(of: kind)
         var policy = TrustPolicy(kind: kind)
         let problemsBefore = diagnostics.problems.count
         for member in members where member.key != "policy" {
@@ -83,7 +86,8 @@ enum PolicySection {
 
     private static func parseKind(_ value: JSONValue, at path: JSONPath,
                                   into diagnostics: inout ConfigurationDiagnostics) -> PolicyKind? {
-        let valid = PolicyKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        // Spelled out only for a message: building it for every rule cost more than the rest of this function.
+        var valid: String { PolicyKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ") }
         guard let kindValue = value["policy"] else {
             diagnostics.problem(path, value, "no \"policy\" key", hint: "add \"policy\": one of \(valid)")
             return nil
@@ -109,7 +113,7 @@ enum PolicySection {
             }
             policy.learnsPins = true
         case "pins":
-            policy.pins = (diagnostics.strings(value, at: path) ?? []).compactMap { text, elementPath, element in
+            let pins = (diagnostics.strings(value, at: path) ?? []).compactMap { text, elementPath, element in
                 do throws(PinParseError) {
                     return try SPKIPin.parse(text)
                 } catch {
@@ -118,6 +122,7 @@ enum PolicySection {
                     return nil
                 }
             }
+            policy.pins = diagnostics.pinLists.intern(pins)
         case "public_keys": policy.publicKeyFiles = files(value, at: path, what: "public key file", into: &diagnostics)
         case "certificates": policy.certificateFiles = files(value, at: path, what: "certificate file", into: &diagnostics)
         case "anchors": policy.anchorFiles = files(value, at: path, what: "anchor file", into: &diagnostics)

@@ -6,10 +6,10 @@
 /// `default_policy`. At equal suffix, `*.suffix` (one label) is more specific
 /// than `**.suffix` or `suffix` with `include_subdomains`, and wins.
 ///
-/// Lookups are on the hot path: the index is three dictionaries built once at
-/// init; a lookup walks the host's dots left to right (longest suffix first)
-/// and probes with substrings of the host's own storage, so it neither scans
-/// the rules nor allocates.
+/// Lookups are on the hot path: the index is three `HostNameIndex` tables of
+/// rule positions built once at init; a lookup walks the host's dots left to
+/// right (longest suffix first) and probes with substrings of the host's own
+/// storage, so it neither scans the rules nor allocates.
 ///
 /// Invariant: when two rules claim the same index slot the first one given
 /// wins; `ConfigurationLoader` refuses such configurations before they get here.
@@ -32,12 +32,13 @@ public struct PolicyTable: Sendable {
     public var rules: [HostRule] { didSet { rebuildIndex() } }
     public var defaultPolicy: DefaultPolicy
 
-    /// Rules by exact key (names and IP literals).
-    private var exact: [Substring: HostRule] = [:]
-    /// `*.suffix` rules by suffix.
-    private var oneLabelBelow: [Substring: HostRule] = [:]
-    /// `**.suffix` rules, and exact names with include_subdomains, by the name they cover from.
-    private var subtree: [Substring: HostRule] = [:]
+    /// Positions in `rules` by the name each index is keyed on, which for every
+    /// kind of rule is its pattern's anchor: exact keys (names and IP literals);
+    /// `*.suffix` rules by suffix; `**.suffix` rules, and exact names with
+    /// include_subdomains, by the name they cover from.
+    private var exact = HostNameIndex()
+    private var oneLabelBelow = HostNameIndex()
+    private var subtree = HostNameIndex()
 
     public init(rules: [HostRule] = [], defaultPolicy: DefaultPolicy = .policy(.standard)) {
         self.rules = rules
@@ -46,42 +47,70 @@ public struct PolicyTable: Sendable {
     }
 
     private mutating func rebuildIndex() {
-        exact = [:]
-        oneLabelBelow = [:]
-        subtree = [:]
-        for rule in rules {
+        var exact = HostNameIndex(expected: rules.count)
+        var oneLabelBelow = HostNameIndex()
+        var subtree = HostNameIndex()
+        let rules = self.rules
+        let anchor = { (position: Int) in Substring(rules[position].pattern.anchor.value) }
+        for (position, rule) in rules.enumerated() {
             switch rule.pattern.form {
             case .exact(let host):
-                Self.insert(rule, at: host, into: &exact)
-                if rule.policy.includeSubdomains, !host.isIPAddress { Self.insert(rule, at: host, into: &subtree) }
+                exact.insert(position, key: Substring(host.value), name: anchor)
+                if rule.policy.includeSubdomains, !host.isIPAddress {
+                    subtree.insert(position, key: Substring(host.value), name: anchor)
+                }
             case .oneLabelBelow(let suffix):
-                Self.insert(rule, at: suffix, into: &oneLabelBelow)
+                oneLabelBelow.insert(position, key: Substring(suffix.value), name: anchor)
             case .subtree(let suffix):
-                Self.insert(rule, at: suffix, into: &subtree)
+                subtree.insert(position, key: Substring(suffix.value), name: anchor)
             }
         }
+        self.exact = exact
+        self.oneLabelBelow = oneLabelBelow
+        self.subtree = subtree
     }
 
-    private static func insert(_ rule: HostRule, at name: HostName, into index: inout [Substring: HostRule]) {
-        let key = Substring(name.value)
-        if index[key] == nil { index[key] = rule }
+    /// The name a rule is indexed under.
+    @inline(__always)
+    private func anchor(_ position: Int) -> Substring { Substring(rules[position].pattern.anchor.value) }
+
+    /// The position in `rules` of the rule that governs `host`; nil when no rule
+    /// does (the default applies).
+    public func rulePosition(for host: HostName) -> Int? {
+        let name = Substring(host.value)
+        if let position = exact.find(name, name: anchor) { return position }
+        guard !host.isIPAddress else { return nil }
+        if let position = subtree.find(name, name: anchor) { return position }
+        var isFirstSuffix = true
+        var rest = name
+        while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
+            rest = rest[rest.index(after: dot)...]
+            if isFirstSuffix, let position = oneLabelBelow.find(rest, name: anchor) { return position }
+            if let position = subtree.find(rest, name: anchor) { return position }
+            isFirstSuffix = false
+        }
+        return nil
+    }
+
+    /// The position in `rules` of the rule whose normalised key is `key`
+    /// (`HostRule.key`, as the log's `rule` names it); nil when there is none.
+    public func rulePosition(forKey key: String) -> Int? {
+        let position: Int?
+        if key.utf8.starts(with: "**.".utf8) {
+            position = subtree.find(Substring(key).dropFirst(3), name: anchor)
+        } else if key.utf8.starts(with: "*.".utf8) {
+            position = oneLabelBelow.find(Substring(key).dropFirst(2), name: anchor)
+        } else {
+            position = exact.find(Substring(key), name: anchor)
+        }
+        // The subtree index also holds exact names with include_subdomains: the key decides.
+        guard let position, rules[position].key == key else { return nil }
+        return position
     }
 
     /// The rule (or default) that governs `host`.
     public func lookup(_ host: HostName) -> Lookup {
-        let name = Substring(host.value)
-        if let rule = exact[name] { return .rule(rule) }
-        if !host.isIPAddress {
-            if let rule = subtree[name] { return .rule(rule) }
-            var isFirstSuffix = true
-            var rest = name
-            while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
-                rest = rest[rest.index(after: dot)...]
-                if isFirstSuffix, let rule = oneLabelBelow[rest] { return .rule(rule) }
-                if let rule = subtree[rest] { return .rule(rule) }
-                isFirstSuffix = false
-            }
-        }
+        if let position = rulePosition(for: host) { return .rule(rules[position]) }
         switch defaultPolicy {
         case .policy(let policy): return .defaultPolicy(policy)
         case .deny: return .deny

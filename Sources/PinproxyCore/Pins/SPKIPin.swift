@@ -11,6 +11,13 @@ public struct SPKIPin: Sendable, Hashable, CustomStringConvertible {
         self.digest = digest
     }
 
+    /// The digest's 32 bytes in one call: the synthesised hash fed them to the
+    /// hasher one by one, and the pins of 100,000 rules are hashed when they
+    /// are shared (`PinListInterner`, the runtime's material cache).
+    public func hash(into hasher: inout Hasher) {
+        digest.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// The canonical spelling, `sha256/<base64>` (OkHttp, TrustKit).
     public var description: String { "sha256/" + Data(digest).base64EncodedString() }
 }

@@ -32,8 +32,7 @@ public struct PinExpiry: Sendable, Hashable, CustomStringConvertible {
     public let year: Int, month: Int, day: Int
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let calendar = Self.utc
         guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
               calendar.component(.day, from: date) == day else { return nil }
         self.year = year; self.month = month; self.day = day
@@ -41,12 +40,17 @@ public struct PinExpiry: Sendable, Hashable, CustomStringConvertible {
     /// The first instant at which the pins no longer apply: the start of the next day, UTC.
     /// "expires": "2027-06-30" keeps the pins for the whole of 30 June.
     public var firstExpiredInstant: Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let calendar = Self.utc
         let start = calendar.date(from: DateComponents(year: year, month: month, day: day))!
         return calendar.date(byAdding: .day, value: 1, to: start)!
     }
     public func hasPassed(at now: Date) -> Bool { now >= firstExpiredInstant }
+    /// Made once: a calendar made per call was most of the cost of a rule with `expires`.
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
     public var description: String {
         func pad(_ n: Int, _ w: Int) -> String { let s = String(n); return String(repeating: "0", count: max(0, w - s.count)) + s }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"

@@ -9,7 +9,8 @@ import Synchronization
 final class MetricsRegistry: Sendable {
     private struct RuleIdentity: Hashable {
         var rule: String
-        var pins: [String]
+        /// The configured pins' digests (one to one with their `sha256/…` names).
+        var pins: [[UInt8]]
         var learns: Bool
     }
 
@@ -35,14 +36,14 @@ final class MetricsRegistry: Sendable {
         }
     }
 
-    /// The counters of `rule` with these pins (digests in the order of
-    /// `pins`); `learned`: a learning rule's source of the pins it learned.
-    func rule(_ rule: String, pins: [String], pinDigests: [[UInt8]],
+    /// The counters of `rule` with these pins (their digests, in the
+    /// configuration's order); `learned`: a learning rule's source of the pins it learned.
+    func rule(_ rule: String, pinDigests: [[UInt8]],
               learned: (@Sendable () -> RuleCounters.Pins?)? = nil) -> RuleCounters {
-        let identity = RuleIdentity(rule: rule, pins: pins, learns: learned != nil)
+        let identity = RuleIdentity(rule: rule, pins: pinDigests, learns: learned != nil)
         return state.withLock { state in
             if let counters = state.rules[identity] { return counters }
-            let counters = RuleCounters(rule: rule, pins: pins, pinDigests: pinDigests, loops: loops, learned: learned)
+            let counters = RuleCounters(rule: rule, pinDigests: pinDigests, loops: loops, learned: learned)
             state.rules[identity] = counters
             return counters
         }

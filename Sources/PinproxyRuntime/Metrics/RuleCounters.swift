@@ -72,7 +72,10 @@ final class RuleCounters: Sendable {
     }
 
     let rule: String
-    private let configured: Pins
+    /// The configured pins' digests; their `sha256/…` names are spelled only
+    /// for a sample (a large configuration would otherwise keep two strings
+    /// per rule that no scrape may ever ask for).
+    private let configured: [[UInt8]]
     /// A learning rule's pins as learned so far; nil for every other rule.
     private let learned: (@Sendable () -> Pins?)?
     /// How many pins a lane counts sightings for.
@@ -81,18 +84,26 @@ final class RuleCounters: Sendable {
 
     /// `learned`: for a learning rule, what it has learned (at most
     /// `learnedCapacity` pins: the leaf's and the issuer's key).
-    init(rule: String, pins: [String], pinDigests: [[UInt8]], loops: Int,
+    init(rule: String, pinDigests: [[UInt8]], loops: Int,
          learned: (@Sendable () -> Pins?)? = nil, learnedCapacity: Int = 2) {
         self.rule = rule
-        configured = Pins(names: pins, digests: pinDigests)
+        configured = pinDigests
         self.learned = learned
         capacity = learned == nil ? pinDigests.count : learnedCapacity
         slots = (0..<loops).map { _ in Slot() }
     }
 
-    /// The pins in force now (what a verified chain is compared with).
-    private var current: Pins {
+    /// The digests of the pins in force now (what a verified chain is compared with).
+    private var currentDigests: [[UInt8]] {
         guard let learned else { return configured }
+        return learned()?.digests ?? []
+    }
+
+    /// The pins in force now, named.
+    private var current: Pins {
+        guard let learned else {
+            return Pins(names: configured.compactMap { SPKIPin(digest: $0)?.description }, digests: configured)
+        }
         return learned() ?? .none
     }
 
@@ -105,6 +116,11 @@ final class RuleCounters: Sendable {
     /// The lanes made so far.
     private var lanes: [Lane] { slots.compactMap(\.existing) }
 
+    /// Whether any loop counted anything for this rule (made a lane). A rule
+    /// without one has seen no leaf, so it has no drift finding: 100,000 rules
+    /// need not be sampled to learn that.
+    var hasLanes: Bool { slots.contains { $0.existing != nil } }
+
     /// A full handshake the policy let through (`verdict` nil means the
     /// check did not run, as on a resumed session): counts it and, from its
     /// verified chain, the pins it carried and its leaf.
@@ -114,7 +130,7 @@ final class RuleCounters: Sendable {
         if resumed { lane.handshakesResumed.add() }
         guard let chain = verdict.map({ $0.chain.verified ?? $0.chain.signingPath }), let leaf = chain.first else { return }
         var leafMatched = false, issuerMatched = false
-        let digests = current.digests
+        let digests = currentDigests
         for (position, certificate) in chain.enumerated() {
             guard let index = digests.firstIndex(of: certificate.spkiSHA256), index < lane.pinSightings.count else { continue }
             lane.pinSightings[index].add()

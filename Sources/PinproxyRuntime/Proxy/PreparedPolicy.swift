@@ -1,5 +1,6 @@
 import Foundation
 import PinproxyCore
+import Synchronization
 
 /// A trust policy made ready for handshakes: its files loaded, its pins
 /// digested, its `SSL_CTX` built (or shared with rules of the same TLS settings). Shared by every loop (an `SSL_CTX` is safe
@@ -8,18 +9,31 @@ final class PreparedPolicy: @unchecked Sendable {
     /// The matched `hosts` key, or `default_policy`: the log's `rule`.
     let ruleName: String
     let policy: TrustPolicy
+    /// Shared by the rules with the same pins and files (`PolicyMaterialCache`).
     let material: PolicyMaterial
     let pinMaterial: PinMaterial
     let context: TLSClientContext
     /// The configured pins (inline and from `public_keys` files) as `sha256/…`.
-    let configuredPins: [String]
+    /// Spelled when asked for (a violation, `probe`), not kept for each of 100,000 rules.
+    var configuredPins: [String] { material.pinnedSPKIDigests.compactMap { SPKIPin(digest: $0)?.description } }
     /// `sha256/…` pins as the log's `known_pins` shows them: the configured
     /// ones, or those a learning rule learned.
     var knownPins: [String] { learning?.knownPins ?? configuredPins }
-    /// The policy's check (SPEC §2.3), built once: every handshake and
-    /// `probe --chain` run this same value, unless the rule learns its pins.
+    /// The policy's check (SPEC §2.3), built on the rule's first handshake and
+    /// then kept: every handshake and `probe --chain` run this same value,
+    /// unless the rule learns its pins. Most rules of a large configuration
+    /// never see a handshake, and a check is some twenty objects.
     /// A learning rule's own check has no pins and matches nothing (fail closed).
-    let check: TrustCheck
+    var check: TrustCheck {
+        builtCheck.withLock { built in
+            if let built { return built }
+            let check = TrustCheck(policy: policy, material: pinMaterial, publicSuffixes: publicSuffixes)
+            built = check
+            return check
+        }
+    }
+    private let builtCheck = Mutex<TrustCheck?>(nil)
+    private let publicSuffixes: PublicSuffixList
     /// `"pins": "learn"`: the check that stands in for `check`; nil for every
     /// other rule (and for a learning rule prepared without a store, which
     /// then blocks everything rather than trust anything unpinned).
@@ -30,26 +44,29 @@ final class PreparedPolicy: @unchecked Sendable {
     let custom: CustomEvaluation?
 
     /// `contexts`: where rules with the same TLS settings find their shared
-    /// `SSL_CTX` (one cache per configuration generation); `metrics`: the
-    /// daemon's counters (nil: counted nowhere shown, for `check` and `probe`);
-    /// `learnedPins`: where a rule with `"pins": "learn"` learns; `customChecks`:
-    /// what runs a `custom` rule's command, at most `customCheckLimit` at once.
+    /// `SSL_CTX`, `materials` where rules with the same pins and files find
+    /// their shared material (one cache each per configuration generation);
+    /// `metrics`: the daemon's counters (nil: counted nowhere shown, for
+    /// `check` and `probe`); `learnedPins`: where a rule with `"pins": "learn"`
+    /// learns; `customChecks`: what runs a `custom` rule's command, at most
+    /// `customCheckLimit` at once.
     init(ruleName: String, policy: TrustPolicy, trustStore: TrustStore, publicSuffixes: PublicSuffixList,
-         contexts: TLSClientContextCache = TLSClientContextCache(), metrics: MetricsRegistry? = nil,
-         learnedPins: LearnedPinStore? = nil, customChecks: CustomCheckExecutor? = nil,
+         contexts: TLSClientContextCache = TLSClientContextCache(), materials: PolicyMaterialCache = PolicyMaterialCache(),
+         metrics: MetricsRegistry? = nil, learnedPins: LearnedPinStore? = nil, customChecks: CustomCheckExecutor? = nil,
          customCheckLimit: Int = Limits().customChecks) throws {
         self.ruleName = ruleName
         self.policy = policy
+        self.publicSuffixes = publicSuffixes
         custom = policy.customCheck.map {
             CustomEvaluation(rule: ruleName, settings: $0, limit: customCheckLimit, executor: customChecks ?? CustomCheckExecutor())
         }
-        material = try PolicyMaterial.load(for: policy)
+        material = try materials.material(for: policy)
         pinMaterial = PinMaterial(spkiDigests: material.pinnedSPKIDigests,
                                   certificateDERs: material.pinnedCertificates.map { $0.facts.der })
         context = try contexts.context(for: policy, material: material, trustStore: trustStore)
-        let pins = material.pinnedSPKIDigests.compactMap { digest in SPKIPin(digest: digest).map { ($0.description, digest) } }
-        configuredPins = pins.map(\.0)
-        check = TrustCheck(policy: policy, material: pinMaterial, publicSuffixes: publicSuffixes)
+        // Every digest the runtime makes is 32 bytes; the filter keeps the counters' pins those `configuredPins` spells.
+        let digests = material.pinnedSPKIDigests.allSatisfy({ $0.count == 32 })
+            ? material.pinnedSPKIDigests : material.pinnedSPKIDigests.filter { $0.count == 32 }
         let learning = policy.learnsPins ? learnedPins.map {
             PinLearning(rule: ruleName, policy: policy, store: $0, publicSuffixes: publicSuffixes)
         } : nil
@@ -62,8 +79,8 @@ final class PreparedPolicy: @unchecked Sendable {
                 return RuleCounters.Pins(names: pins.pins.map(\.description), digests: pins.digests)
             }
         }
-        counters = metrics?.rule(ruleName, pins: configuredPins, pinDigests: pins.map(\.1), learned: learned)
-            ?? RuleCounters(rule: ruleName, pins: configuredPins, pinDigests: pins.map(\.1), loops: 1, learned: learned)
+        counters = metrics?.rule(ruleName, pinDigests: digests, learned: learned)
+            ?? RuleCounters(rule: ruleName, pinDigests: digests, loops: 1, learned: learned)
     }
 
     /// The verification state of one handshake with `host` under this policy,

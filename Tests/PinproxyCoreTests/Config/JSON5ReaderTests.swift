@@ -131,4 +131,27 @@ struct JSON5ReaderTests {
         check(document)
         #expect(checked == 1 + 300 * 4 + 1)
     }
+
+    @Test("a duplicate key is refused, naming the first, in objects below and above the size that switches to a dictionary",
+          arguments: [(2, 0), (15, 3), (16, 15), (17, 0), (17, 16), (40, 7), (40, 39)])
+    func duplicateKeys(members count: Int, duplicating index: Int) throws {
+        // One member per line: the first occurrence of key `index` is on line index + 2.
+        let members = (0..<count).map { "  \"k\($0)\": \($0)," }
+        let text = "{\n" + members.joined(separator: "\n") + "\n  \"k\(index)\": 0\n}"
+        #expect(throws: JSON5SyntaxError(line: count + 2, column: 3, message: "duplicate key \"k\(index)\" (first at \(index + 2):3)",
+                                         snippet: "\"k\(index)\": 0")) {
+            try JSON5Reader.parse(text)
+        }
+        let distinct = "{\n" + members.joined(separator: "\n") + "\n  \"k\(count)\": 0\n}"
+        guard case .object(let parsed) = try JSON5Reader.parse(distinct).kind else { Issue.record("not an object"); return }
+        #expect(parsed.map(\.key) == (0...count).map { "k\($0)" })
+    }
+
+    @Test("strings with and without escapes decode alike next to each other", arguments: [
+        ("[\"plain\", \"es\\\"caped\", \"\", \"ü-é\", 'single', \"tab\\there\"]", ["plain", "es\"caped", "", "ü-é", "single", "tab\there"]),
+    ])
+    func mixedStrings(text: String, expected: [String]) throws {
+        guard case .array(let elements) = try JSON5Reader.parse(text).kind else { Issue.record("not an array"); return }
+        #expect(elements.map(\.stringValue) == expected)
+    }
 }

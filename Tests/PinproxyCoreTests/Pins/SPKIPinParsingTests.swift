@@ -49,6 +49,11 @@ struct SPKIPinParsingTests {
          "pin \"sha1/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\" must be written sha256/<base64 of the SHA-256 of the SubjectPublicKeyInfo>"),
         ("pin-sha256=\"", "pin \"pin-sha256=\"\" must be written sha256/<base64 of the SHA-256 of the SubjectPublicKeyInfo>"),
         ("sha256/", "pin \"sha256/\" decodes to 0 bytes; a SHA-256 pin is exactly 32 bytes"),
+        // Not ASCII: read Character by Character, where "/\u{301}" is not "/".
+        ("sha256/\u{301}47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+         "pin \"sha256/\u{301}47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\" must be written sha256/<base64 of the SHA-256 of the SubjectPublicKeyInfo>"),
+        ("sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFé",
+         "pin \"sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFé\" is not valid base64 (standard alphabet, with '=' padding, no spaces)"),
     ])
     func refused(text: String, message: String) {
         #expect(throws: PinParseError(input: text, message: message)) { try SPKIPin.parse(text) }
@@ -63,6 +68,10 @@ struct SPKIPinParsingTests {
         ("Zg==Zm9v", nil),
         ("Z===", nil),
         ("Zg=", nil),
+        ("////", [0xFF, 0xFF, 0xFF]),
+        ("+/+/", [0xFB, 0xFF, 0xBF]),
+        ("Zm9v\u{0}AAA", nil),
+        ("Zm9vÿAA=", nil),
     ])
     func strictBase64(text: String, expected: [UInt8]?) {
         #expect(StrictBase64.decode(text) == expected)

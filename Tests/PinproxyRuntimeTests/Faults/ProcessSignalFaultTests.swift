@@ -100,8 +100,12 @@ struct ProcessSignalFaultTests {
         #expect(loadDone.wait(timeout: .now() + 30) == .success)
         let loadResult = collected.all.first ?? [:]
         let generations = daemon.stderrText.split(separator: "\n")
-            .filter { $0.contains("configuration generation") && $0.hasSuffix(" active") }
-            .compactMap { Int($0.split(separator: " ").dropLast().last ?? "") }
+            .filter { $0.contains("reload: configuration generation") && $0.contains(" active") }
+            .compactMap { line -> Int? in
+                // "… configuration generation N active (read, built and swapped in S s)"
+                let words = line.split(separator: " ")
+                return words.firstIndex(of: "generation").flatMap { Int(words[words.index(after: $0)]) }
+            }
         #expect(generations == Array(2...(sent + 1)), "generations logged: \(generations)")
         #expect(sent >= 20, "SIGHUPs sent in 3 s: \(sent) (\(late) reloads slower than 100 ms)")
         #expect(loadResult["failed"] as? Int == 0, "load: \(loadResult)")

@@ -29,6 +29,9 @@ struct ServiceReloadTests {
         process.send(SIGHUP)
         #expect(NotifyListener.states(try service.waitForReady()) == ["RELOADING=1", "READY=1"])
         #expect(process.stderrText.contains("reload: configuration generation 2 active"))
+        // The activation line says how long the reload took (make bench's reload phase reads it).
+        #expect(process.stderrText.range(of: #"generation 2 active \(read, built and swapped in [0-9]+\.[0-9]{3} s\)"#,
+                                         options: .regularExpression) != nil)
         let denied = try Curl.run(["-x", service.proxy, "http://api.example.com/bytes/10"])
         #expect(denied.status == 403)
         #expect(denied.header("Proxy-Status") == "pinproxy; error=http_request_denied")

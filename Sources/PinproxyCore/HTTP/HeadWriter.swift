@@ -62,6 +62,11 @@ struct HeadWriter {
         endLine()
     }
 
+    /// Complete field lines copied from received bytes (CRLFs included).
+    mutating func verbatim(_ lines: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: lines)
+    }
+
     private mutating func endLine() {
         bytes.append(HTTPSyntax.cr)
         bytes.append(HTTPSyntax.lf)

@@ -79,7 +79,7 @@ enum FieldLineScanner {
             let verbatim = valueStart == nameEnd + 2 && bytes[nameEnd + 1] == HTTPSyntax.space && valueEnd + 2 == index
             lines.append(FieldSection.Line(name: (nameStart - start)..<(nameEnd - start),
                                            value: (valueStart - start)..<(valueEnd - start),
-                                           known: KnownFieldName(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])),
+                                           known: KnownFieldName(bytes: UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])),
                                            isVerbatim: verbatim))
         }
     }

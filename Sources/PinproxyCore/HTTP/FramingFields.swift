@@ -93,7 +93,7 @@ enum FramingFields {
             section.withValue(at: index) { value in
                 HTTPSyntax.forEachListElement(in: value) { option in
                     let name = UnsafeRawBufferPointer(rebasing: value[option])
-                    if !option.isEmpty && !KnownFieldName(name).isAlwaysHopByHop {
+                    if !option.isEmpty && !KnownFieldName(bytes: name).isAlwaysHopByHop {
                         options.append((base + option.lowerBound)..<(base + option.upperBound))
                     }
                     return true

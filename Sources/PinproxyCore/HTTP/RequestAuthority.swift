@@ -21,7 +21,7 @@ enum RequestAuthority {
     }
 
     private static func parse(_ authority: Substring, port portRule: (Substring?) -> UInt16?) -> Result<Endpoint, HTTPError> {
-        if authority.utf8.contains(UInt8(ascii: "@")) { return .failure(.badRequest("userinfo in authority")) }
+        if HTTPSyntax.contains(UInt8(ascii: "@"), in: authority) { return .failure(.badRequest("userinfo in authority")) }
         guard !authority.isEmpty else { return .failure(.badRequest("empty host")) }
 
         // Byte-wise (every request has a Host field): Character-wise search

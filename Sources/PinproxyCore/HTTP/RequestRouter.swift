@@ -56,13 +56,13 @@ public enum RequestRouter {
 
     /// `origin-form = absolute-path [ "?" query ]` (RFC 9112 §3.2.1).
     private static func originForm(_ target: String) -> Result<String, HTTPError> {
-        target.utf8.contains(UInt8(ascii: "#")) ? .failure(.badRequest("fragment in request target")) : .success(target)
+        HTTPSyntax.contains(UInt8(ascii: "#"), in: target) ? .failure(.badRequest("fragment in request target")) : .success(target)
     }
 
     /// `absolute-form = absolute-URI` (RFC 9112 §3.2.2) with scheme http or
     /// https; returns the authority's endpoint and the origin-form rest.
     private static func absoluteForm(_ target: String) -> Result<(authority: Endpoint, target: String), HTTPError> {
-        guard !target.utf8.contains(UInt8(ascii: "#")) else { return .failure(.badRequest("fragment in request target")) }
+        guard !HTTPSyntax.contains(UInt8(ascii: "#"), in: target) else { return .failure(.badRequest("fragment in request target")) }
         guard let separator = target.range(of: "://") else { return .failure(.badRequest("invalid request target")) }
         let scheme = target[..<separator.lowerBound]
         guard HTTPSyntax.equalsIgnoringASCIICase(scheme, "http") || HTTPSyntax.equalsIgnoringASCIICase(scheme, "https") else {

@@ -31,7 +31,7 @@ public enum ClientResponseWriter {
             && !(clientVersion == .http10 && head.declaredFraming == .chunked) {
             FramingFieldWriter.write(head.declaredFraming, to: &writer)
         }
-        writer.field("Via", "1.1 pinproxy")
+        writer.viaPinproxy()
         if !head.isInformational {
             let persistent = keepAlive && !dechunked && head.bodyFraming != .untilClose
             if !persistent {

@@ -67,18 +67,13 @@ enum FramingFields {
         return .success(length)
     }
 
-    /// `1*DIGIT` as an unsigned 64-bit number; nil on any other byte or overflow.
+    /// `1*DIGIT` as an unsigned 64-bit number; nil on any other byte or overflow
+    /// (a port of every request's Host: over contiguous UTF-8 when it has it).
     static func decimal(_ text: Substring) -> UInt64? {
-        guard !text.utf8.isEmpty else { return nil }
-        var result: UInt64 = 0
-        for byte in text.utf8 {
-            guard HTTPSyntax.isDigit(byte) else { return nil }
-            let (times, overflowA) = result.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            if overflowA || overflowB { return nil }
-            result = sum
+        if let parsed = text.utf8.withContiguousStorageIfAvailable({ HTTPSyntax.decimal(UnsafeRawBufferPointer($0)) }) {
+            return parsed
         }
-        return result
+        return Array(text.utf8).withUnsafeBytes { HTTPSyntax.decimal($0) }
     }
 
     /// The connection options of every `Connection` field (RFC 9110 §7.6.1),

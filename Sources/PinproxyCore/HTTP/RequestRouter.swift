@@ -44,12 +44,12 @@ public enum RequestRouter {
     private static func validatedHost(_ head: HTTPRequestHead) -> Result<Endpoint?, HTTPError> {
         if head.method == "CONNECT" { return .failure(HTTPError(status: 405, reason: "connect is not supported")) }
         if head.target == "*" { return .failure(.badRequest("asterisk-form target")) }
-        let hosts = head.fieldSection.values(of: .host)
-        if hosts.count > 1 { return .failure(.badRequest("more than one host field")) }
-        guard let value = hosts.first else {
+        // The index, not `values(of:)`: no array for the one Host field of every request.
+        guard let (index, repeated) = head.fieldSection.firstIndex(of: .host) else {
             return head.version == .http11 ? .failure(.badRequest("missing host")) : .success(nil)
         }
-        return RequestAuthority.endpoint(Substring(value))
+        if repeated { return .failure(.badRequest("more than one host field")) }
+        return RequestAuthority.endpoint(Substring(head.fieldSection.value(at: index)))
             .map { Optional($0) }
             .mapError { _ in .badRequest("invalid host field") }
     }

@@ -20,7 +20,7 @@ public enum UpstreamRequestWriter {
             return known != .host && !known.isFraming && !hopByHop.contains(section, at: index)
         }
         FramingFieldWriter.write(head.bodyFraming, to: &writer)
-        writer.field("Via", "1.1 pinproxy")
+        writer.viaPinproxy()
         return writer.finish()
     }
 

@@ -51,27 +51,25 @@ enum FieldLineScanner {
             var valueStart = index
             var valueEnd = index
             value: while true {
-                // Eight plain value bytes at a time; a word holding anything
-                // else (CR, HTAB, a control byte) is looked at byte by byte.
-                while index + 8 <= limit, !FieldValueWord.holdsOtherThanPlainBytes(
-                    bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                    index += 8
+                // Eight plain value bytes at a time; in a word holding anything
+                // else, the scan jumps to the first such byte (CR, HTAB, a control byte).
+                while index + 8 <= limit {
+                    let stop = FieldValueWord.firstOtherThanPlainByte(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                    index += stop
+                    if stop < 8 { break }
                 }
-                let wordEnd = min(index + 8, limit)
                 guard index < limit else { return .needMore }
-                while index < wordEnd {
-                    let byte = bytes[index]
-                    if byte == HTTPSyntax.cr {
-                        guard index + 1 < limit else { return .needMore }
-                        guard bytes[index + 1] == HTTPSyntax.lf else { return .invalid("bare cr in field value") }
-                        valueEnd = index
-                        index += 2
-                        break value
-                    }
-                    if byte == HTTPSyntax.lf { return .invalid("bare lf in field section") }
-                    guard HTTPSyntax.isFieldValueByte(byte) else { return .invalid("invalid field value") }
-                    index += 1
+                let byte = bytes[index]
+                if byte == HTTPSyntax.cr {
+                    guard index + 1 < limit else { return .needMore }
+                    guard bytes[index + 1] == HTTPSyntax.lf else { return .invalid("bare cr in field value") }
+                    valueEnd = index
+                    index += 2
+                    break value
                 }
+                if byte == HTTPSyntax.lf { return .invalid("bare lf in field section") }
+                guard HTTPSyntax.isFieldValueByte(byte) else { return .invalid("invalid field value") }
+                index += 1
             }
             while valueStart < valueEnd, HTTPSyntax.isWhitespace(bytes[valueStart]) { valueStart += 1 }
             while valueEnd > valueStart, HTTPSyntax.isWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
@@ -91,13 +89,15 @@ enum FieldValueWord {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
 
-    /// True when some byte of `word` is below 0x20 (CR, LF, HTAB, NUL, other
-    /// controls) or is DEL. Exact as a yes/no answer: a borrow only starts at
-    /// a byte that is itself below the bound.
-    static func holdsOtherThanPlainBytes(_ word: UInt64) -> Bool {
-        let belowSpace = (word &- ones &* 0x20) & ~word & highBits
-        let flipped = word ^ (ones &* 0x7F)
+    /// The offset (0-7) of the first byte of `word`, in memory order, that is
+    /// below 0x20 (CR, LF, HTAB, NUL, other controls) or is DEL; 8 when there
+    /// is none. Exact for the first such byte: a borrow only starts at a byte
+    /// that is itself below the bound, so only bytes after it can be misjudged.
+    static func firstOtherThanPlainByte(_ word: UInt64) -> Int {
+        let little = UInt64(littleEndian: word)
+        let belowSpace = (little &- ones &* 0x20) & ~little & highBits
+        let flipped = little ^ (ones &* 0x7F)
         let isDelete = (flipped &- ones) & ~flipped & highBits
-        return (belowSpace | isDelete) != 0
+        return (belowSpace | isDelete).trailingZeroBitCount / 8
     }
 }

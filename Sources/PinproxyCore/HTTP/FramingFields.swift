@@ -67,15 +67,6 @@ enum FramingFields {
         return .success(length)
     }
 
-    /// `1*DIGIT` as an unsigned 64-bit number; nil on any other byte or overflow
-    /// (a port of every request's Host: over contiguous UTF-8 when it has it).
-    static func decimal(_ text: Substring) -> UInt64? {
-        if let parsed = text.utf8.withContiguousStorageIfAvailable({ HTTPSyntax.decimal(UnsafeRawBufferPointer($0)) }) {
-            return parsed
-        }
-        return Array(text.utf8).withUnsafeBytes { HTTPSyntax.decimal($0) }
-    }
-
     /// The connection options of every `Connection` field (RFC 9110 §7.6.1),
     /// as ranges of the section's storage (compare them with
     /// `FieldSection.hasName(at:equalToStorage:)`), without the options that

@@ -9,6 +9,13 @@ enum RequestAuthority {
         parse(authority, port: upstreamPort)
     }
 
+    /// The same for a `Host` value still in its received bytes. Bytes that
+    /// are not UTF-8 are never one of the separators, and make the host
+    /// invalid as they would in a String view (decoded with replacement characters).
+    static func endpoint(bytes authority: UnsafeRawBufferPointer) -> Result<Endpoint, HTTPError> {
+        parse(authority, port: upstreamPort)
+    }
+
     /// A CONNECT target (RFC 9112 §3.2.3 authority-form, `host:port`): the
     /// port is required and kept as written (no 80 → 443 rule: a tunnel goes
     /// where it says, and `connect_ports` decides whether it may).
@@ -54,7 +61,7 @@ enum RequestAuthority {
             portStart = nil
         }
         guard hostEnd > 0 else { return .failure(.badRequest("empty host")) }
-        // The bytes are a String's (valid UTF-8) cut at ASCII bytes: decoding repairs nothing.
+        // Cut at ASCII bytes: the bytes of a String decode to the same text.
         guard let host = HostName(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<hostEnd]), as: UTF8.self)) else {
             return .failure(.badRequest("invalid host"))
         }

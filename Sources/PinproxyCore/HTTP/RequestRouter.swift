@@ -49,7 +49,7 @@ public enum RequestRouter {
             return head.version == .http11 ? .failure(.badRequest("missing host")) : .success(nil)
         }
         if repeated { return .failure(.badRequest("more than one host field")) }
-        return RequestAuthority.endpoint(Substring(head.fieldSection.value(at: index)))
+        return head.fieldSection.withValue(at: index) { RequestAuthority.endpoint(bytes: $0) }
             .map { Optional($0) }
             .mapError { _ in .badRequest("invalid host field") }
     }

@@ -91,8 +91,8 @@ public struct ChunkedFramer: Sendable {
     /// (RFC 9112 §7.1.2) and dropped; the whole region is consumed at once.
     private mutating func trailerSection(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Step {
         let limit = min(bytes.count, start + Self.maxTrailerBytes)
-        var spans: [FieldLineScanner.Span] = []
-        switch FieldLineScanner.scan(bytes, from: start, limit: limit, into: &spans) {
+        var lines: [FieldSection.Line] = []
+        switch FieldLineScanner.scan(bytes, from: start, limit: limit, into: &lines) {
         case .needMore:
             return bytes.count - start >= Self.maxTrailerBytes ? fail("trailer section too large") : .needMore
         case .invalid(let reason):

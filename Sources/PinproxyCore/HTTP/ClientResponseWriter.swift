@@ -24,15 +24,14 @@ public enum ClientResponseWriter {
         let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
-        for index in section.lines.indices {
-            guard !section.lines[index].known.isFraming, !hopByHop.contains(section, at: index) else { continue }
-            section.write(at: index, to: &writer)
+        section.write(to: &writer) { index in
+            !section.lines[index].known.isFraming && !hopByHop.contains(section, at: index)
         }
         if head.status >= 200 && head.status != 204
             && !(clientVersion == .http10 && head.declaredFraming == .chunked) {
             FramingFieldWriter.write(head.declaredFraming, to: &writer)
         }
-        writer.field("Via", "1.1 pinproxy")
+        writer.viaPinproxy()
         if !head.isInformational {
             let persistent = keepAlive && !dechunked && head.bodyFraming != .untilClose
             if !persistent {

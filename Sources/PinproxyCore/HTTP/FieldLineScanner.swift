@@ -6,12 +6,6 @@
 /// names are tokens with no whitespace before the colon, and values contain no
 /// control characters other than HTAB (obs-text is allowed).
 enum FieldLineScanner {
-    /// Byte offsets of one field line; the value range is already OWS-trimmed.
-    struct Span: Equatable {
-        var name: Range<Int>
-        var value: Range<Int>
-    }
-
     enum Outcome: Equatable {
         /// The empty line was found; `end` is the offset just after its LF.
         case complete(end: Int)
@@ -20,13 +14,15 @@ enum FieldLineScanner {
         case invalid(String)
     }
 
-    /// Capacity reserved for the spans of a head: one allocation instead of
+    /// Capacity reserved for the lines of a head: one allocation instead of
     /// the array doubling its way up for an ordinary head.
     static let typicalFieldCount = 24
 
-    /// Scans `bytes[start..<limit]`, appending one span per field line.
+    /// Scans `bytes[start..<limit]`, appending one line per field line, its
+    /// offsets counted from `start` (where the section's copy will begin) and
+    /// its name recognised here, while the bytes are at hand.
     static func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int,
-                     into spans: inout [Span]) -> Outcome {
+                     into lines: inout [FieldSection.Line]) -> Outcome {
         var index = start
         while true {
             guard index < limit else { return .needMore }
@@ -54,7 +50,14 @@ enum FieldLineScanner {
 
             var valueStart = index
             var valueEnd = index
-            while true {
+            value: while true {
+                // Eight plain value bytes at a time; in a word holding anything
+                // else, the scan jumps to the first such byte (CR, HTAB, a control byte).
+                while index + 8 <= limit {
+                    let stop = FieldValueWord.firstOtherThanPlainByte(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                    index += stop
+                    if stop < 8 { break }
+                }
                 guard index < limit else { return .needMore }
                 let byte = bytes[index]
                 if byte == HTTPSyntax.cr {
@@ -62,7 +65,7 @@ enum FieldLineScanner {
                     guard bytes[index + 1] == HTTPSyntax.lf else { return .invalid("bare cr in field value") }
                     valueEnd = index
                     index += 2
-                    break
+                    break value
                 }
                 if byte == HTTPSyntax.lf { return .invalid("bare lf in field section") }
                 guard HTTPSyntax.isFieldValueByte(byte) else { return .invalid("invalid field value") }
@@ -70,7 +73,31 @@ enum FieldLineScanner {
             }
             while valueStart < valueEnd, HTTPSyntax.isWhitespace(bytes[valueStart]) { valueStart += 1 }
             while valueEnd > valueStart, HTTPSyntax.isWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
-            spans.append(Span(name: nameStart..<nameEnd, value: valueStart..<valueEnd))
+            // "Name: value" CRLF exactly as a writer would put it: relayed by copying the line.
+            let verbatim = valueStart == nameEnd + 2 && bytes[nameEnd + 1] == HTTPSyntax.space && valueEnd + 2 == index
+            lines.append(FieldSection.Line(name: (nameStart - start)..<(nameEnd - start),
+                                           value: (valueStart - start)..<(valueEnd - start),
+                                           known: KnownFieldName(bytes: UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])),
+                                           isVerbatim: verbatim))
         }
+    }
+}
+
+/// Eight bytes of a field value judged at once (SWAR): the common value is
+/// printable ASCII or obs-text, with nothing the scanner must stop at.
+enum FieldValueWord {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The offset (0-7) of the first byte of `word`, in memory order, that is
+    /// below 0x20 (CR, LF, HTAB, NUL, other controls) or is DEL; 8 when there
+    /// is none. Exact for the first such byte: a borrow only starts at a byte
+    /// that is itself below the bound, so only bytes after it can be misjudged.
+    static func firstOtherThanPlainByte(_ word: UInt64) -> Int {
+        let little = UInt64(littleEndian: word)
+        let belowSpace = (little &- ones &* 0x20) & ~little & highBits
+        let flipped = little ^ (ones &* 0x7F)
+        let isDelete = (flipped &- ones) & ~flipped & highBits
+        return (belowSpace | isDelete).trailingZeroBitCount / 8
     }
 }

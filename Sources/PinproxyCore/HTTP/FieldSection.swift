@@ -3,10 +3,10 @@
 ///
 /// A head is parsed, checked and relayed once; making two Strings per field
 /// for that (and freeing them) was the largest cost of the keep-alive path
-/// (callgrind: about 7,000 instructions per request). Strings are made only
-/// for the few fields pinproxy interprets (framing, Connection, Host, Expect),
-/// whose values are short enough to be stored inline, and for `fields`, which
-/// tests and cold paths use.
+/// (callgrind: about 7,000 instructions per request). Content-Length,
+/// Connection and Expect are read in place (`withValue`); Strings are made
+/// only for Host and Transfer-Encoding, whose values are short enough to be
+/// stored inline, and for `fields`, which tests and cold paths use.
 ///
 /// Equality compares the fields (names and values), not how they were spelled
 /// on the wire, so a parsed section equals one built from the same fields.
@@ -16,24 +16,19 @@ public struct FieldSection: Sendable, Hashable {
         var name: Range<Int>
         var value: Range<Int>
         var known: KnownFieldName
+        /// The received line is "name: value" CRLF, as a writer would put it:
+        /// relayed by copying it (with its neighbours) in one piece.
+        var isVerbatim = false
     }
 
     private(set) var storage: [UInt8]
     private(set) var lines: [Line]
 
-    /// Copies `bytes[range]` (the field lines of a head) and the scanner's
-    /// spans, which are offsets into `bytes`.
-    init(copying bytes: UnsafeRawBufferPointer, range: Range<Int>, spans: [FieldLineScanner.Span]) {
+    /// Copies `bytes[range]` (the field lines of a head) with the scanner's
+    /// `lines`, whose offsets count from `range.lowerBound`.
+    init(copying bytes: UnsafeRawBufferPointer, range: Range<Int>, lines: [Line]) {
         storage = Array(UnsafeRawBufferPointer(rebasing: bytes[range]))
-        let base = range.lowerBound
-        lines = []
-        lines.reserveCapacity(spans.count)
-        for span in spans {
-            let name = (span.name.lowerBound - base)..<(span.name.upperBound - base)
-            let known = KnownFieldName(UnsafeRawBufferPointer(rebasing: bytes[span.name]))
-            lines.append(Line(name: name, value: (span.value.lowerBound - base)..<(span.value.upperBound - base),
-                              known: known))
-        }
+        self.lines = lines
     }
 
     /// A section holding `fields` in order.
@@ -79,13 +74,59 @@ public struct FieldSection: Sendable, Hashable {
         }
     }
 
-    /// Appends the field line at `index` to `writer` as received (name, ": ", value, CRLF).
-    func write(at index: Int, to writer: inout HeadWriter) {
-        let line = lines[index]
+    /// Appends every field line `keeps` accepts, in order, each as name, ": ",
+    /// value, CRLF; adjacent verbatim lines go in one copy, so an ordinary
+    /// head is relayed in a few pieces rather than five appends per field.
+    func write(to writer: inout HeadWriter, keeping keeps: (Int) -> Bool) {
         storage.withUnsafeBytes { bytes in
-            writer.field(UnsafeRawBufferPointer(rebasing: bytes[line.name]),
-                         UnsafeRawBufferPointer(rebasing: bytes[line.value]))
+            // The verbatim lines read so far and not yet written: storage[runStart..<runEnd].
+            var runStart = 0
+            var runEnd = 0
+            for index in lines.indices {
+                guard keeps(index) else { continue }
+                let line = lines[index]
+                if line.isVerbatim && line.name.lowerBound == runEnd && runEnd > runStart {
+                    runEnd = line.value.upperBound + 2
+                    continue
+                }
+                if runEnd > runStart { writer.verbatim(UnsafeRawBufferPointer(rebasing: bytes[runStart..<runEnd])) }
+                if line.isVerbatim {
+                    runStart = line.name.lowerBound
+                    runEnd = line.value.upperBound + 2
+                } else {
+                    runStart = 0
+                    runEnd = 0
+                    writer.field(UnsafeRawBufferPointer(rebasing: bytes[line.name]),
+                                 UnsafeRawBufferPointer(rebasing: bytes[line.value]))
+                }
+            }
+            if runEnd > runStart { writer.verbatim(UnsafeRawBufferPointer(rebasing: bytes[runStart..<runEnd])) }
         }
+    }
+
+    /// Lends `body` the (trimmed) value bytes of the field line at `index`.
+    func withValue<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let range = lines[index].value
+        return storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
+    /// Whether the name of the line at `index` equals `storage[other]`, ASCII case-insensitively.
+    func hasName(at index: Int, equalToStorage other: Range<Int>) -> Bool {
+        let name = lines[index].name
+        guard name.count == other.count else { return false }
+        return storage.withUnsafeBytes { bytes in
+            for offset in 0..<name.count
+            where HTTPSyntax.lowered(bytes[name.lowerBound + offset]) != HTTPSyntax.lowered(bytes[other.lowerBound + offset]) {
+                return false
+            }
+            return true
+        }
+    }
+
+    /// The index of the first line recognised as `known`, and whether another follows it.
+    func firstIndex(of known: KnownFieldName) -> (index: Int, repeated: Bool)? {
+        guard let first = lines.firstIndex(where: { $0.known == known }) else { return nil }
+        return (first, lines[(first + 1)...].contains { $0.known == known })
     }
 
     private func string(_ range: Range<Int>) -> String {

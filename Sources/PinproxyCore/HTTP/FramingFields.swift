@@ -20,9 +20,9 @@ enum FramingFields {
     }
 
     static func transferEncoding(in section: FieldSection) -> TransferEncoding {
-        let values = section.values(of: .transferEncoding)
-        guard let value = values.first else { return .absent }
-        if values.count > 1 { return .malformed("duplicate transfer-encoding fields") }
+        guard let (index, repeated) = section.firstIndex(of: .transferEncoding) else { return .absent }
+        if repeated { return .malformed("duplicate transfer-encoding fields") }
+        let value = section.value(at: index)
         let codings = HTTPSyntax.listElements(value)
         var chunkedCount = 0
         for coding in codings {
@@ -48,45 +48,42 @@ enum FramingFields {
         var length: UInt64?
         var failure: HTTPError?
         for index in section.lines.indices where section.lines[index].known == .contentLength {
-            HTTPSyntax.forEachListElement(section.value(at: index)) { element in
-                guard let parsed = decimal(element) else {
-                    failure = .badRequest("invalid content-length")
-                    return false
+            section.withValue(at: index) { value in
+                HTTPSyntax.forEachListElement(in: value) { element in
+                    guard let parsed = HTTPSyntax.decimal(UnsafeRawBufferPointer(rebasing: value[element])) else {
+                        failure = .badRequest("invalid content-length")
+                        return false
+                    }
+                    if let existing = length, existing != parsed {
+                        failure = .badRequest("differing content-length values")
+                        return false
+                    }
+                    length = parsed
+                    return true
                 }
-                if let existing = length, existing != parsed {
-                    failure = .badRequest("differing content-length values")
-                    return false
-                }
-                length = parsed
-                return true
             }
             if let failure { return .failure(failure) }
         }
         return .success(length)
     }
 
-    /// `1*DIGIT` as an unsigned 64-bit number; nil on any other byte or overflow.
-    static func decimal(_ text: Substring) -> UInt64? {
-        guard !text.utf8.isEmpty else { return nil }
-        var result: UInt64 = 0
-        for byte in text.utf8 {
-            guard HTTPSyntax.isDigit(byte) else { return nil }
-            let (times, overflowA) = result.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            if overflowA || overflowB { return nil }
-            result = sum
-        }
-        return result
-    }
-
     /// The connection options of every `Connection` field (RFC 9110 §7.6.1),
-    /// as received: compare them with `HTTPSyntax.equalsIgnoringASCIICase`.
-    static func connectionOptions(in section: FieldSection) -> [Substring] {
-        var options: [Substring] = []
+    /// as ranges of the section's storage (compare them with
+    /// `FieldSection.hasName(at:equalToStorage:)`), without the options that
+    /// name a field removed in any case (`isAlwaysHopByHop`: keep-alive,
+    /// upgrade, te …), so the usual `Connection: keep-alive` makes no array.
+    static func connectionOptions(in section: FieldSection) -> [Range<Int>] {
+        var options: [Range<Int>] = []
         for index in section.lines.indices where section.lines[index].known == .connection {
-            HTTPSyntax.forEachListElement(section.value(at: index)) { option in
-                if !option.isEmpty { options.append(option) }
-                return true
+            let base = section.lines[index].value.lowerBound
+            section.withValue(at: index) { value in
+                HTTPSyntax.forEachListElement(in: value) { option in
+                    let name = UnsafeRawBufferPointer(rebasing: value[option])
+                    if !option.isEmpty && !KnownFieldName(bytes: name).isAlwaysHopByHop {
+                        options.append((base + option.lowerBound)..<(base + option.upperBound))
+                    }
+                    return true
+                }
             }
         }
         return options
@@ -98,10 +95,13 @@ enum FramingFields {
         var close = false
         var keepAlive = false
         for index in section.lines.indices where section.lines[index].known == .connection {
-            HTTPSyntax.forEachListElement(section.value(at: index)) { option in
-                if HTTPSyntax.equalsIgnoringASCIICase(option, "close") { close = true }
-                if HTTPSyntax.equalsIgnoringASCIICase(option, "keep-alive") { keepAlive = true }
-                return !close
+            section.withValue(at: index) { value in
+                HTTPSyntax.forEachListElement(in: value) { option in
+                    let bytes = UnsafeRawBufferPointer(rebasing: value[option])
+                    if HTTPSyntax.equalsIgnoringASCIICase(bytes: bytes, lowercase: "close") { close = true }
+                    if HTTPSyntax.equalsIgnoringASCIICase(bytes: bytes, lowercase: "keep-alive") { keepAlive = true }
+                    return !close
+                }
             }
         }
         if close { return false }

@@ -62,6 +62,19 @@ struct HeadWriter {
         endLine()
     }
 
+    /// `Via: 1.1 pinproxy` (RFC 9110 §7.6.3), which every relayed head ends
+    /// with: one copy of a constant line rather than four appends.
+    mutating func viaPinproxy() {
+        Self.viaLine.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    private static let viaLine: StaticString = "Via: 1.1 pinproxy\r\n"
+
+    /// Complete field lines copied from received bytes (CRLFs included).
+    mutating func verbatim(_ lines: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: lines)
+    }
+
     private mutating func endLine() {
         bytes.append(HTTPSyntax.cr)
         bytes.append(HTTPSyntax.lf)

@@ -10,20 +10,23 @@
 /// Asked once per field of every relayed head: the fixed set is the field's
 /// `KnownFieldName`, the nominated names are compared in place.
 struct HopByHopFields {
-    /// The options of the message's `Connection` fields (usually none).
-    private let named: [Substring]
+    /// The options of the message's `Connection` fields that name a field
+    /// outside the fixed set, as ranges of the section's storage (usually none).
+    private let named: [Range<Int>]
 
     init(_ section: FieldSection) {
         named = FramingFields.connectionOptions(in: section)
     }
 
-    /// Whether the field at `index` of `section` stays on this connection.
+    /// Whether the field at `index` of `section` (the section this was made from) stays on this connection.
     func contains(_ section: FieldSection, at index: Int) -> Bool {
-        section.lines[index].known.isAlwaysHopByHop || named.contains { section.hasName(at: index, $0) }
+        section.lines[index].known.isAlwaysHopByHop || named.contains { section.hasName(at: index, equalToStorage: $0) }
     }
 
-    /// Whether a `Connection` option names `field` (ASCII case-insensitive).
-    func nominates(_ field: String) -> Bool {
-        named.contains { HTTPSyntax.equalsIgnoringASCIICase($0, field) }
+    /// Whether a `Connection` option of `section` names `field` (ASCII case-insensitive).
+    func nominates(_ field: StaticString, in section: FieldSection) -> Bool {
+        section.storage.withUnsafeBytes { bytes in
+            named.contains { HTTPSyntax.equalsIgnoringASCIICase(bytes: UnsafeRawBufferPointer(rebasing: bytes[$0]), lowercase: field) }
+        }
     }
 }

@@ -45,6 +45,16 @@ enum KnownFieldName: UInt8, Sendable, Hashable {
     /// Recognises `name`: the length picks at most two candidates, so most
     /// names are settled without looking at their bytes.
     init(_ name: some Collection<UInt8>) {
+        if let known = name.withContiguousStorageIfAvailable({ KnownFieldName(bytes: UnsafeRawBufferPointer($0)) }) {
+            self = known
+        } else {
+            self = Array(name).withUnsafeBytes { KnownFieldName(bytes: $0) }
+        }
+    }
+
+    /// The same for a name in received bytes (the scanner asks this for every
+    /// field line of every head): a plain loop, no generic element comparison.
+    init(bytes name: UnsafeRawBufferPointer) {
         let first: KnownFieldName
         var second = KnownFieldName.other
         switch name.count {
@@ -59,13 +69,14 @@ enum KnownFieldName: UInt8, Sendable, Hashable {
         default: first = .other
         }
         func matches(_ spelling: StaticString?, underscoreAsDash: Bool = false) -> Bool {
-            guard let spelling else { return false }
-            return spelling.withUTF8Buffer { lower in
-                name.elementsEqual(lower) { byte, expected in
-                    let lowered = HTTPSyntax.lowered(byte)
-                    return lowered == expected || (underscoreAsDash && byte == UInt8(ascii: "_") && expected == UInt8(ascii: "-"))
-                }
+            guard let spelling, spelling.utf8CodeUnitCount == name.count else { return false }
+            let lower = spelling.utf8Start
+            for index in 0..<name.count {
+                let byte = name[index]
+                guard HTTPSyntax.lowered(byte) == lower[index]
+                    || (underscoreAsDash && byte == UInt8(ascii: "_") && lower[index] == UInt8(ascii: "-")) else { return false }
             }
+            return true
         }
         if matches(first.lowercasedName) {
             self = first

@@ -67,14 +67,14 @@ public enum RequestHeadParser {
         case .parsed(_, _, let end): index = end
         }
 
-        var spans: [FieldLineScanner.Span] = []
-        spans.reserveCapacity(FieldLineScanner.typicalFieldCount)
+        var lines: [FieldSection.Line] = []
+        lines.reserveCapacity(FieldLineScanner.typicalFieldCount)
         let fieldsStart = index
-        switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &spans) {
+        switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &lines) {
         case .needMore: return incomplete()
         case .invalid(let reason): return invalid(reason)
         case .complete(let end):
-            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, spans: spans)
+            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines)
             return assemble(method: HTTPSyntax.string(bytes, methodRange), target: HTTPSyntax.string(bytes, targetRange),
                             version: version, fields: fields, consumed: end)
         }
@@ -110,8 +110,9 @@ public enum RequestHeadParser {
             if case .unsupported(let reason) = transferEncoding { return .invalid(HTTPError(status: 501, reason: reason)) }
             framing = .chunked
         }
-        let expectsContinue = fields.values(named: "expect").contains {
-            HTTPSyntax.equalsIgnoringASCIICase($0, "100-continue")
+        let expectsContinue = fields.lines.indices.contains { index in
+            fields.hasName(at: index, "expect")
+                && fields.withValue(at: index) { HTTPSyntax.equalsIgnoringASCIICase(bytes: $0, lowercase: "100-continue") }
         }
         var head = HTTPRequestHead(method: method, target: target, version: version, fieldSection: fields,
                                    bodyFraming: framing,
@@ -119,7 +120,7 @@ public enum RequestHeadParser {
                                    expectsContinue: expectsContinue)
         // RFC 9110 §7.6.1: `Connection: expect` makes the expectation hop-by-hop:
         // it is addressed to pinproxy, and is not forwarded.
-        head.continueIsForProxy = expectsContinue && HopByHopFields(fields).nominates("expect")
+        head.continueIsForProxy = expectsContinue && HopByHopFields(fields).nominates("expect", in: fields)
         return .complete(head, consumed: consumed)
     }
 }

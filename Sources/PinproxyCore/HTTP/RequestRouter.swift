@@ -44,25 +44,25 @@ public enum RequestRouter {
     private static func validatedHost(_ head: HTTPRequestHead) -> Result<Endpoint?, HTTPError> {
         if head.method == "CONNECT" { return .failure(HTTPError(status: 405, reason: "connect is not supported")) }
         if head.target == "*" { return .failure(.badRequest("asterisk-form target")) }
-        let hosts = head.fieldSection.values(of: .host)
-        if hosts.count > 1 { return .failure(.badRequest("more than one host field")) }
-        guard let value = hosts.first else {
+        // The index, not `values(of:)`: no array for the one Host field of every request.
+        guard let (index, repeated) = head.fieldSection.firstIndex(of: .host) else {
             return head.version == .http11 ? .failure(.badRequest("missing host")) : .success(nil)
         }
-        return RequestAuthority.endpoint(Substring(value))
+        if repeated { return .failure(.badRequest("more than one host field")) }
+        return head.fieldSection.withValue(at: index) { RequestAuthority.endpoint(bytes: $0) }
             .map { Optional($0) }
             .mapError { _ in .badRequest("invalid host field") }
     }
 
     /// `origin-form = absolute-path [ "?" query ]` (RFC 9112 §3.2.1).
     private static func originForm(_ target: String) -> Result<String, HTTPError> {
-        target.utf8.contains(UInt8(ascii: "#")) ? .failure(.badRequest("fragment in request target")) : .success(target)
+        HTTPSyntax.contains(UInt8(ascii: "#"), in: target) ? .failure(.badRequest("fragment in request target")) : .success(target)
     }
 
     /// `absolute-form = absolute-URI` (RFC 9112 §3.2.2) with scheme http or
     /// https; returns the authority's endpoint and the origin-form rest.
     private static func absoluteForm(_ target: String) -> Result<(authority: Endpoint, target: String), HTTPError> {
-        guard !target.utf8.contains(UInt8(ascii: "#")) else { return .failure(.badRequest("fragment in request target")) }
+        guard !HTTPSyntax.contains(UInt8(ascii: "#"), in: target) else { return .failure(.badRequest("fragment in request target")) }
         guard let separator = target.range(of: "://") else { return .failure(.badRequest("invalid request target")) }
         let scheme = target[..<separator.lowerBound]
         guard HTTPSyntax.equalsIgnoringASCIICase(scheme, "http") || HTTPSyntax.equalsIgnoringASCIICase(scheme, "https") else {

@@ -65,14 +65,14 @@ public enum ResponseHeadParser {
         case .parsed(_, _, let end): index = end
         }
 
-        var spans: [FieldLineScanner.Span] = []
-        spans.reserveCapacity(FieldLineScanner.typicalFieldCount)
+        var lines: [FieldSection.Line] = []
+        lines.reserveCapacity(FieldLineScanner.typicalFieldCount)
         let fieldsStart = index
-        switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &spans) {
+        switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &lines) {
         case .needMore: return incomplete()
         case .invalid(let reason): return invalid(reason)
         case .complete(let end):
-            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, spans: spans)
+            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines)
             return assemble(version: version, status: status, reason: HTTPSyntax.string(bytes, reasonRange),
                             fields: fields, requestMethod: requestMethod, consumed: end)
         }

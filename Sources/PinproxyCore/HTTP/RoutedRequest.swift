@@ -6,12 +6,14 @@
 public struct RoutedRequest: Sendable, Hashable {
     public var upstream: Endpoint
     public var originFormTarget: String
-    public var pathWithoutQuery: String
+    /// Made when asked (for a violation event), not for every routed request.
+    public var pathWithoutQuery: String {
+        let utf8 = originFormTarget.utf8
+        return String(originFormTarget[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)])
+    }
 
     public init(upstream: Endpoint, originFormTarget: String) {
         self.upstream = upstream
         self.originFormTarget = originFormTarget
-        let utf8 = originFormTarget.utf8
-        self.pathWithoutQuery = String(originFormTarget[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)])
     }
 }

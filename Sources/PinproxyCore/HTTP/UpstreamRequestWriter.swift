@@ -15,13 +15,12 @@ public enum UpstreamRequestWriter {
         writer.field("Host", hostFieldValue(routed.upstream))
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
-        for index in section.lines.indices {
+        section.write(to: &writer) { index in
             let known = section.lines[index].known
-            guard known != .host, !known.isFraming, !hopByHop.contains(section, at: index) else { continue }
-            section.write(at: index, to: &writer)
+            return known != .host && !known.isFraming && !hopByHop.contains(section, at: index)
         }
         FramingFieldWriter.write(head.bodyFraming, to: &writer)
-        writer.field("Via", "1.1 pinproxy")
+        writer.viaPinproxy()
         return writer.finish()
     }
 

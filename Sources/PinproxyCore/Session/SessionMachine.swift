@@ -160,11 +160,7 @@ public struct SessionMachine: Sendable {
         if rules.isOwnListener(routed.upstream) {
             return end(CloseReason(.proxyLoop, in: .requestHead), into: &actions)
         }
-        let rule: String
-        switch rules.policies.lookup(routed.upstream.host) {
-        case let .rule(matched): rule = matched.key
-        case .defaultPolicy: rule = ViolationEvent.defaultPolicyRule
-        case .deny:
+        guard let rule = rules.ruleName(for: routed.upstream.host) else {
             return end(CloseReason(.requestDenied(routed.upstream.host), in: .requestHead), into: &actions)
         }
         exchange = ExchangeProgress(request: head, routed: routed, rule: rule,

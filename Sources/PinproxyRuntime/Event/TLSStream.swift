@@ -215,7 +215,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             // evbuffer allocate (and glibc mmap) a chain per read.
             let room = min(events.readRoom, Self.recordSize)
             guard room > 0 else { break }
-            ERR_clear_error()
+            OpenSSLErrorQueue.clearBeforeCall()
             let count = events.withReservedInput(room) { base, length in
                 SSL_read(connection.pointer, base, Int32(clamping: length))
             }
@@ -271,7 +271,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         }
         while !output.isEmpty {
             let length = pendingWrite > 0 ? pendingWrite : min(output.count, Self.recordSize)
-            ERR_clear_error()
+            OpenSSLErrorQueue.clearBeforeCall()
             let written = output.withContiguousPrefix(count: length) { SSL_write(connection.pointer, $0.baseAddress, Int32($0.count)) }
             if written > 0 {
                 output.drain(Int(written))

@@ -148,6 +148,9 @@ extension ClientSession {
     func relayResponse() {
         guard let exchange, let upstream = exchange.upstream else { return }
         guard exchange.responseBody != nil else {
+            // Nothing from the upstream yet (the request has only just gone
+            // out, every exchange): a parse could only say incomplete, which the machine ignores.
+            guard !upstream.stream.input.isEmpty else { return }
             let limits = HeadLimits(maxHeaderBytes: exchange.configuration.limits.maxHeaderBytes,
                                     maxTargetBytes: exchange.configuration.limits.maxRequestTargetBytes)
             let method = machine.exchange?.request.method ?? "GET"

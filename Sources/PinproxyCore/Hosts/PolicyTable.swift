@@ -96,12 +96,13 @@ public struct PolicyTable: Sendable {
     /// (`HostRule.key`, as the log's `rule` names it); nil when there is none.
     public func rulePosition(forKey key: String) -> Int? {
         let position: Int?
-        if key.utf8.starts(with: "**.".utf8) {
-            position = subtree.find(Substring(key).dropFirst(3), name: anchor)
-        } else if key.utf8.starts(with: "*.".utf8) {
-            position = oneLabelBelow.find(Substring(key).dropFirst(2), name: anchor)
-        } else {
+        // Only a wildcard key starts with "*" (a host name never does): one byte decides.
+        if key.utf8.first != UInt8(ascii: "*") {
             position = exact.find(Substring(key), name: anchor)
+        } else if key.utf8.starts(with: "**.".utf8) {
+            position = subtree.find(Substring(key).dropFirst(3), name: anchor)
+        } else {
+            position = oneLabelBelow.find(Substring(key).dropFirst(2), name: anchor)
         }
         // The subtree index also holds exact names with include_subdomains: the key decides.
         guard let position, rules[position].key == key else { return nil }

@@ -16,6 +16,11 @@ public final class RequestRules: Sendable {
     /// instructions per request).
     private let gatewayRuleNames: [(host: HostName, rule: String?)]
 
+    /// The rule keys of the gateways' upstreams, as `ruleName(for:)` returns
+    /// them (the same strings, so a runtime table keyed by them compares
+    /// by storage first).
+    public var gatewayRuleKeys: [String] { gatewayRuleNames.compactMap(\.rule) }
+
     public init(policies: PolicyTable, listeners: [ListenerConfiguration], connectPorts: Set<UInt16> = [443],
                 interception: InterceptionScope? = nil) {
         self.policies = policies

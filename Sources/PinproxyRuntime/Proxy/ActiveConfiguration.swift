@@ -21,6 +21,9 @@ final class ActiveConfiguration: @unchecked Sendable {
     let interception: InterceptionAuthority?
     /// Each rule's prepared policy, at the rule's position in `configuration.policies.rules`.
     private let rulePolicies: [PreparedPolicy]
+    /// The gateways' rules and their prepared policies, found first by
+    /// `policy(forRule:)`: every request of a gateway asks for the same one.
+    private var gatewayPolicies: [(rule: String, policy: PreparedPolicy)] = []  // set once, at the end of init
     /// Every rule's counters, in the configuration's order, `default_policy` last (SPEC §6).
     let ruleCounters: [RuleCounters]
     /// The file this generation was read from, for the commands warnings name.
@@ -110,6 +113,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         rulePolicies = policies
         defaultPolicy = fallback
         ruleCounters = policies.map(\.counters) + (fallback.map { [$0.counters] } ?? [])
+        gatewayPolicies = rules.gatewayRuleKeys.compactMap { key in policy(forRule: key).map { (key, $0) } }
     }
 
     /// `error` at the line of the member that names its file
@@ -197,7 +201,10 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// The prepared policy of a rule key the session machine chose
     /// (`ViolationEvent.defaultPolicyRule` for `default_policy`); nil when unknown.
     func policy(forRule key: String) -> PreparedPolicy? {
-        key == ViolationEvent.defaultPolicyRule ? defaultPolicy
+        // A gateway's rule key is the very string `RequestRules` handed out,
+        // so `==` ends at its identical-storage fast path.
+        for (rule, policy) in gatewayPolicies where rule == key { return policy }
+        return key == ViolationEvent.defaultPolicyRule ? defaultPolicy
             : configuration.policies.rulePosition(forKey: key).map { rulePolicies[$0] }
     }
 }

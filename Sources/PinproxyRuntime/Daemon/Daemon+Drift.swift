@@ -26,9 +26,17 @@ extension Daemon {
     ///
     /// Only rules that saw traffic are sampled: the findings need a verified
     /// leaf, and this runs on loop 0 at every reload, where sampling each of
-    /// 100,000 rules stalled the loop for hundreds of milliseconds.
+    /// 100,000 rules stalled the loop for hundreds of milliseconds (and at a
+    /// reload this runs on the reload queue, `counterWarnings(of:at:)`).
     func counterWarnings(at now: Date) -> [String] {
-        workers[0].configuration.ruleCounters.filter(\.hasLanes).flatMap { counters in
+        Self.counterWarnings(of: workers[0].configuration, at: now)
+    }
+
+    /// `counterWarnings` of any generation, from any thread (the counters
+    /// are atomics): a reload says them from its queue, since even finding
+    /// the rules that saw traffic among 100,000 takes tens of milliseconds.
+    static func counterWarnings(of configuration: ActiveConfiguration, at now: Date) -> [String] {
+        configuration.ruleCounters.filter(\.hasLanes).flatMap { counters in
             let rule = counters.sample
             return StatusDocument.warnings(for: rule, now: now).map { "$.hosts[\"\(rule.rule)\"]: \($0)" }
         }

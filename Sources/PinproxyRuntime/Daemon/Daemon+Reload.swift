@@ -115,11 +115,14 @@ extension Daemon {
                 worker.loop.execute { bound.value.apply(active, descriptors: mine) }
             }
         }
-        // Off the loop: it goes through every rule's counters (100,000 in a large configuration).
-        let metrics = shared.metrics
-        reloadQueue.async { metrics.keepRules(of: active) }
+        // Off the loop: both go through every rule's counters (100,000 in a large configuration).
         // The drift the counters know of (the file's own findings were said above).
-        counterWarnings(at: Date()).forEach { logger.log(.warning, "drift", $0) }
+        let metrics = shared.metrics
+        let driftLogger = logger
+        reloadQueue.async {
+            metrics.keepRules(of: active)
+            Self.counterWarnings(of: active, at: Date()).forEach { driftLogger.log(.warning, "drift", $0) }
+        }
         let took = (ContinuousClock.now - startedAt).components
         let seconds = Double(took.seconds) + Double(took.attoseconds) / 1e18
         logger.log(.info, "reload", "configuration generation \(generation) active (read, built and swapped in "

@@ -35,9 +35,7 @@ final class CustomEvaluation: Sendable {
     /// chain as PEM on its input, the facts in its environment.
     func request(_ key: CustomCheckKey, chain: PeerChain, host: HostName, port: UInt16, peer: String?) -> CustomCheckRequest {
         let pem = chain.served.map { PEMCertificate.encode(der: $0.der) }.joined()
-        let verified = (chain.verified ?? []).map { $0.certificateSHA256.map { byte in
-            String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
-        }.joined() }
+        let verified = (chain.verified ?? []).map { Hex.lowercase($0.certificateSHA256) }
         let environment = [
             "PATH=\(Self.searchPath)",
             "PINPROXY_HOST=\(host.value)",

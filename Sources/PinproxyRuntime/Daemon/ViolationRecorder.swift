@@ -83,7 +83,7 @@ final class ViolationRecorder: @unchecked Sendable {
         var key = "\(event.host)|\(event.port)|\(event.reason.rawValue)|\(event.rule)|\(event.action.rawValue)"
         for certificate in event.servedChain {
             // Two hex digits per byte: unpadded hex would let "1"+"23" equal "12"+"3".
-            key += "|" + certificate.certificateSHA256.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+            key += "|" + Hex.lowercase(certificate.certificateSHA256)
         }
         return key
     }

@@ -38,7 +38,7 @@ public final class InterceptionAuthority: Sendable {
         self.root = root
         self.issuing = issuing
         self.scope = scope
-        fingerprint = Digest.sha256(root.der).map { String(format: "%02x", $0) }.joined()
+        fingerprint = Hex.lowercase(Digest.sha256(root.der))
         rootNotAfter = root.facts.notAfter
         issuingNotAfter = issuing.facts.notAfter
         rootPEM = String(decoding: root.pem, as: UTF8.self)

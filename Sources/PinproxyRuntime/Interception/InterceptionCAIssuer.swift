@@ -54,7 +54,7 @@ enum InterceptionCAIssuer {
         let notBefore = now.addingTimeInterval(-backdating)
         let notAfter = now.addingTimeInterval(lifetime)
         // One tag per generation in both subjects: two installed generations never share a name.
-        let tag = randomSerial().prefix(4).map { String(format: "%02x", $0) }.joined()
+        let tag = Hex.lowercase(randomSerial().prefix(4))
 
         let rootKey = try PrivateKey.generateP256()
         let rootSigner = try CertificateSigningKey(rootKey)

@@ -42,43 +42,38 @@ public enum CustomVerdict: Sendable, Hashable {
         var text = ""
         var index = 0
         while index < line.count {
-            let width = Self.scalarWidth(line, at: index)
-            if width > 0, let scalar = String(decoding: line[index..<index + width], as: UTF8.self).unicodeScalars.first,
-               !scalar.properties.generalCategory.isControl {
+            if let (scalar, width) = Self.scalar(in: line, at: index), !scalar.properties.generalCategory.movesOrHidesText {
                 text.unicodeScalars.append(scalar)
                 index += width
             } else {
-                let byte = line[index]
-                text += "\\x" + String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
+                text += "\\x" + Hex.lowercase(CollectionOfOne(line[index]))
                 index += 1
             }
         }
         return text
     }
 
-    /// The length of the well-formed UTF-8 sequence at `index`, or 0.
-    private static func scalarWidth(_ bytes: [UInt8], at index: Int) -> Int {
-        let lead = bytes[index]
+    /// The well-formed UTF-8 sequence at `index` and its length, or nil.
+    private static func scalar(in bytes: [UInt8], at index: Int) -> (Unicode.Scalar, Int)? {
         let width: Int
-        switch lead {
-        case 0x00...0x7F: return 1
+        switch bytes[index] {
+        case 0x00...0x7F: width = 1
         case 0xC2...0xDF: width = 2
         case 0xE0...0xEF: width = 3
         case 0xF0...0xF4: width = 4
-        default: return 0
+        default: return nil
         }
-        guard index + width <= bytes.count else { return 0 }
-        let sequence = Array(bytes[index..<index + width])
-        // Let the standard library judge overlongs and surrogates.
-        var iterator = sequence.makeIterator()
+        guard index + width <= bytes.count else { return nil }
+        // The standard library judges overlongs and surrogates; all `width` bytes must make one scalar.
+        var iterator = bytes[index..<index + width].makeIterator()
         var decoder = UTF8()
-        if case .scalarValue = decoder.decode(&iterator), iterator.next() == nil { return width }
-        return 0
+        guard case let .scalarValue(scalar) = decoder.decode(&iterator), iterator.next() == nil else { return nil }
+        return (scalar, width)
     }
 }
 
 extension Unicode.GeneralCategory {
     /// Cc (C0, DEL, C1) and the format characters that reorder or hide text
     /// on a terminal (Cf: bidi overrides, zero-width joiners).
-    var isControl: Bool { self == .control || self == .format }
+    var movesOrHidesText: Bool { self == .control || self == .format }
 }

@@ -10,7 +10,6 @@
 #include <sys/select.h>
 #include <spawn.h>
 #include <signal.h>
-#include <sys/types.h>
 #include <sys/wait.h>
 #include <sys/pidfd.h>
 #include <fcntl.h>

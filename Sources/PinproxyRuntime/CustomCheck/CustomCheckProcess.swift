@@ -34,6 +34,8 @@ final class CustomCheckProcess {
     private var firstLine: [UInt8] = []
     private var firstLineComplete = false
     private var timedOut = false
+    /// What each read of the output lands in, kept for the run.
+    private var outputBuffer = [UInt8](repeating: 0, count: 16 * 1024)
 
     /// Bytes of output read after the exit, at most: a grandchild that kept
     /// the pipe and writes on must not keep the loop busy.
@@ -177,28 +179,24 @@ final class CustomCheckProcess {
         inputDescriptor = -1
     }
 
-    /// Reads what the pipe holds; keeps the first line, drops the rest (a
-    /// chatty command must not fill the pipe and stall).
-    @discardableResult
-    private func readOutput(atMost limit: Int = .max) -> Bool {
-        guard outputDescriptor >= 0 else { return false }
+    /// Reads what the pipe holds (up to `limit` bytes); keeps the first
+    /// line, drops the rest (a chatty command must not fill the pipe and stall).
+    private func readOutput(atMost limit: Int = .max) {
+        guard outputDescriptor >= 0 else { return }
         var total = 0
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while total < limit {
-            let count = buffer.withUnsafeMutableBytes { read(outputDescriptor, $0.baseAddress, $0.count) }
+            let count = outputBuffer.withUnsafeMutableBytes { read(outputDescriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 total += count
-                keepFirstLine(buffer[0..<count])
+                keepFirstLine(outputBuffer[0..<count])
+            } else if count < 0, errno == EINTR {
                 continue
+            } else {
+                // End of output (the watch stops) or EAGAIN (it fires again when more comes).
+                if count == 0 { outputWatch?.disarm() }
+                return
             }
-            if count < 0, errno == EINTR { continue }
-            if count == 0 {
-                outputWatch?.disarm()
-                return false
-            }
-            return true // EAGAIN: more may come
         }
-        return true
     }
 
     private func keepFirstLine(_ bytes: ArraySlice<UInt8>) {

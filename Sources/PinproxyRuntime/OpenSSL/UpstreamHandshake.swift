@@ -15,8 +15,9 @@ final class UpstreamHandshake {
     let material: PolicyMaterial
     var policy: TrustPolicy { check.policy }
 
-    /// The handshake's verdict: nil before the verify callback ran, and for a
-    /// resumed session (no verification happens in one). Set again by the
+    /// The handshake's verdict: nil before the verify callback ran, while a
+    /// custom rule's command is being asked, and for a resumed session (no
+    /// verification happens in one). Set again by the
     /// status callback once the OCSP staple is in. The one value the
     /// connector, the session and `probe` read.
     private(set) var verdict: TrustVerdict?
@@ -105,7 +106,7 @@ final class UpstreamHandshake {
         ChainVerificationParameters.apply(to: storeContext, crls: material.revocationLists)
         let chain = PeerChainBuilder.build(in: storeContext, leaf: leaf, untrusted: untrusted, host: host,
                                            pinnedCertificates: material.pinnedCertificates, staple: stapleBeforeStatus)
-        guard let permits = decide(chain) else { return suspendForCustomVerdict(storeContext) }
+        guard let permits = decide(chain) else { return suspendForCustomVerdict(storeContext, chain: chain) }
         guard permits else {
             // Aborts the handshake with an alert before any application byte is written.
             X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
@@ -120,17 +121,22 @@ final class UpstreamHandshake {
     /// OpenSSL 3's retry-verify (SPEC §2.1): the handshake stops with
     /// `SSL_ERROR_WANT_RETRY_VERIFY`, nothing is sent, and the next
     /// `SSL_do_handshake` calls the verify callback again, which then finds
-    /// `customVerdict`. Without an SSL (offline) or a caller to ask, the
-    /// callback fails; offline, `OfflineHandshake` sees the pending request.
-    private func suspendForCustomVerdict(_ storeContext: OpaquePointer) -> Int32 {
+    /// `customVerdict`. Offline (no SSL) the callback fails without a
+    /// verdict: `OfflineHandshake` sees the pending request and asks. A live
+    /// handshake that cannot wait fails closed with `custom_failed`.
+    private func suspendForCustomVerdict(_ storeContext: OpaquePointer, chain: PeerChain) -> Int32 {
         let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx())
-        guard let ssl, let request = pendingCustomRequest, let onCustomVerdictNeeded,
-              shim_SSL_set_retry_verify(OpaquePointer(ssl)) == 1 else {
-            X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
-            return 0
+        if let ssl, let request = pendingCustomRequest, let onCustomVerdictNeeded,
+           shim_SSL_set_retry_verify(OpaquePointer(ssl)) == 1 {
+            onCustomVerdictNeeded(request)
+            return 1
         }
-        onCustomVerdictNeeded(request)
-        return 1
+        if ssl != nil {
+            customVerdict = .failed(detail: "the handshake cannot wait for the custom command")
+            _ = decide(chain)
+        }
+        X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+        return 0
     }
 
     /// The body of the OCSP status callback (`SSL_CTX_set_tlsext_status_cb`),

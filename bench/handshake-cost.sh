@@ -27,12 +27,7 @@ WORK="$OUT/handshake-cost"
 trap cleanup_started EXIT INT TERM
 install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgrind
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
-make_ca "$WORK" ca
-make_leaf "$WORK" ca leaf "$HOST_NAME"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
-LEAF_PIN="$(spki_pin "$WORK/leaf.pem")"
-BACKUP_PIN="$(spki_pin "$WORK/backup.key")"
-head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
+make_bench_pki "$WORK"
 write_upstream_conf "$WORK" "$UP_PORT" 1
 for variant in fresh fresh-ca; do
     if [ "$variant" = fresh ]; then rule="\"policy\": \"pin-public-keys\", \"pins\": [\"$LEAF_PIN\", \"$BACKUP_PIN\"]"

@@ -96,6 +96,18 @@ EOF
         || die "generated leaf $leaf does not verify strictly against $ca"
 }
 
+# make_bench_pki DIR — the throwaway PKI every bench shares: CA `ca`, leaf `leaf` for $HOST_NAME,
+# a spare key `backup.key` (the backup pin), DIR/www/100b; sets LEAF_PIN and BACKUP_PIN.
+make_bench_pki() {
+    local dir="$1"
+    make_ca "$dir" ca
+    make_leaf "$dir" ca leaf "$HOST_NAME"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/backup.key" 2>/dev/null
+    LEAF_PIN="$(spki_pin "$dir/leaf.pem")"
+    BACKUP_PIN="$(spki_pin "$dir/backup.key")"
+    head -c 100 /dev/zero | tr '\0' 'a' > "$dir/www/100b"
+}
+
 # write_upstream_conf DIR PORT WORKERS — nginx.conf (DIR/upstream.conf) for the one HTTPS upstream of
 # the cost scripts: TLS 1.3 only, DIR/leaf-chain.pem, DIR/www as the root, no access log, unlimited
 # keep-alive requests. (bench/run.sh tunes its own for 10,000 connections.)

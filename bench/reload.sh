@@ -34,37 +34,8 @@ raise_nofile
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 # --- PKI (throwaway), content, upstream -----------------------------------------------
-make_ca "$WORK" ca
-make_leaf "$WORK" ca leaf "$HOST_NAME"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
-LEAF_PIN="$(spki_pin "$WORK/leaf.pem")"
-BACKUP_PIN="$(spki_pin "$WORK/backup.key")"
-head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
-USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
-
-cat > "$WORK/upstream.conf" <<EOF
-$USER_LINE
-worker_processes 2;
-worker_rlimit_nofile $(ulimit -Hn);
-daemon off;
-pid $WORK/upstream.pid;
-error_log $WORK/logs/upstream.err warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 300s;
-    server {
-        listen 127.0.0.1:$UP_PORT ssl reuseport;
-        ssl_protocols TLSv1.3;
-        ssl_certificate $WORK/leaf-chain.pem;
-        ssl_certificate_key $WORK/leaf.key;
-        ssl_session_cache shared:reload:10m;
-        root $WORK/www;
-        location / { }
-    }
-}
-EOF
+make_bench_pki "$WORK"
+write_upstream_conf "$WORK" "$UP_PORT" 2
 
 # --- configurations: the benchmarked gateway rule plus $RULES generated ones ----------------
 cat > "$WORK/base.json" <<EOF

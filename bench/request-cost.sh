@@ -27,10 +27,7 @@ install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgr
 [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
-make_ca "$WORK" ca
-make_leaf "$WORK" ca leaf "$HOST_NAME"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
-head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
+make_bench_pki "$WORK"
 write_upstream_conf "$WORK" "$UP_PORT" 1
 cat > "$WORK/pinproxy.json" <<CONF
 {
@@ -38,7 +35,7 @@ cat > "$WORK/pinproxy.json" <<CONF
   "violation_log": "$WORK/logs/violations.jsonl",
   "trust_store": "$WORK/ca.pem",
   "default_policy": "deny",
-  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$(spki_pin "$WORK/leaf.pem")", "$(spki_pin "$WORK/backup.key")"] } },
+  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$LEAF_PIN", "$BACKUP_PIN"] } },
   "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
   "threads": 1
 }

@@ -46,12 +46,7 @@ raise_nofile
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 # --- PKI (throwaway) and content ------------------------------------------------------
-make_ca "$WORK" ca
-make_leaf "$WORK" ca leaf "$HOST_NAME"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/backup.key" 2>/dev/null
-LEAF_PIN="$(spki_pin "$WORK/leaf.pem")"
-BACKUP_PIN="$(spki_pin "$WORK/backup.key")"
-head -c 100 /dev/zero | tr '\0' 'a' > "$WORK/www/100b"
+make_bench_pki "$WORK"
 head -c 1048576 /dev/urandom > "$WORK/www/1m"
 USER_LINE=""; [ "$(id -u)" -eq 0 ] && USER_LINE="user root;"
 

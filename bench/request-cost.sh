@@ -3,7 +3,9 @@
 # instructions and syscalls per request, for before/after figures of hot-path
 # changes (wall-clock benchmarks vary by ±10% on a shared machine; these do not).
 #
-#   bench/request-cost.sh            # CG_FEW=500 CG_MANY=2500 keep-alive GETs of 100 B
+#   bench/request-cost.sh                  # CG_FEW=500 CG_MANY=2500 keep-alive GETs of 100 B
+#   MODE=close bench/request-cost.sh       # the same, each on a new client connection
+#                                          # with Connection: close (the upstream stays pooled)
 #
 # pinproxy (release build, one loop, the pinned gateway of bench/run.sh) runs in
 # front of one nginx TLS upstream. It runs under callgrind for CG_FEW and then
@@ -16,6 +18,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CG_FEW="${CG_FEW:-500}"
 CG_MANY="${CG_MANY:-2500}"
+MODE="${MODE:-keep-alive}"
+case "$MODE" in
+    keep-alive) REQUEST_FLAGS=(--keep-alive) ;;
+    close) REQUEST_FLAGS=() ;;
+    *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
+esac
 PORT_BASE="${PORT_BASE:-28500}"
 UP_PORT=$((PORT_BASE + 0))
 PROXY_PORT=$((PORT_BASE + 1))
@@ -56,7 +64,7 @@ run_counted() {
     pid=$!
     STARTED_PIDS+=("$pid")
     wait_port "$PROXY_PORT" 60
-    python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$count" --keep-alive \
+    python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$count" "${REQUEST_FLAGS[@]}" \
         || die "pinproxy under $tool: requests failed"
     # The daemon itself gets SIGINT (its drain): strace would only detach from it.
     if [ "$tool" = strace ]; then pkill -INT -P "$pid"; else kill -INT "$pid"; fi
@@ -70,11 +78,12 @@ many_ir=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$CG_MANY")
 # strace -c's last line: "100.00 <seconds> <usecs/call> <calls> [<errors>] total"
 few_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_FEW")
 many_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_MANY")
-python3 - "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
+python3 - "$MODE" "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
 import sys
-few, many, few_ir, many_ir, few_sc, many_sc = map(int, sys.argv[1:])
+mode = sys.argv[1]
+few, many, few_ir, many_ir, few_sc, many_sc = map(int, sys.argv[2:])
 span = many - few
-print(f"keep-alive request cost ({few} and {many} requests, difference):")
+print(f"{mode} request cost ({few} and {many} requests, difference):")
 print(f"  instructions per request  {(many_ir - few_ir) / span:,.0f}   (callgrind totals {few_ir:,} / {many_ir:,})")
 print(f"  syscalls per request      {(many_sc - few_sc) / span:.2f}   (strace -c totals {few_sc:,} / {many_sc:,})")
 PY

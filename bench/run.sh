@@ -8,7 +8,8 @@
 # CLIENT_CPUS=0, WORKERS=1, PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
 # PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000", HANDSHAKE=1 (0 skips the
 # handshake-cost phase), RELOAD=1 (0 skips the reload-under-load phase, bench/reload.sh),
-# CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh).
+# CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh), WORKLOADS_ONLY (an extended
+# regular expression: only the throughput workloads whose names match, e.g. "^close").
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -271,6 +272,13 @@ WORKLOADS=(
     "close-100B-c16|16|/100b|Connection: close"
     "ka-1MiB-c16|16|/1m|"
 )
+
+if [ -n "${WORKLOADS_ONLY:-}" ]; then
+    chosen=()
+    for spec in "${WORKLOADS[@]}"; do [[ "${spec%%|*}" =~ $WORKLOADS_ONLY ]] && chosen+=("$spec"); done
+    [ "${#chosen[@]}" -gt 0 ] || die "WORKLOADS_ONLY=$WORKLOADS_ONLY matches no workload"
+    WORKLOADS=("${chosen[@]}")
+fi
 
 to_ms() { # wrk latency "123.45us" / "1.20ms" / "1.01s" → milliseconds
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'

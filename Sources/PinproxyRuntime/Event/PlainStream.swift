@@ -65,6 +65,18 @@ final class PlainStream: ByteStream, StreamEventsOwner {
         withExtendedLifetime(self) { eventsDidFireRead(timedOut: false) }
     }
 
+    /// Takes `bytes` read from the socket before this stream existed (a new
+    /// connection's first read, at accept) as its own read of them. Call it
+    /// from outside the delegate's callbacks.
+    func deliver(_ bytes: UnsafeRawBufferPointer) {
+        guard isOpen, let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        evbuffer_add(input.pointer, base, bytes.count)
+        withExtendedLifetime(self) {
+            delegate?.streamDidRead(self)
+            events.updateReadInterest()
+        }
+    }
+
     /// Every byte read is in the input at once.
     var holdsUnreadInput: Bool { false }
 

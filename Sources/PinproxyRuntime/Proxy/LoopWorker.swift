@@ -52,6 +52,9 @@ final class LoopWorker: IdleSocketDelegate {
     private var drainCompletion: (() -> Void)?
     /// Denied requests' log lines on this loop (SPEC §6).
     let deniedLog = LogRateLimiter(subsystem: "http", what: "denied requests")
+    /// Where a new connection's first bytes are read at accept (`accept`);
+    /// copied into its session's input at once, so one buffer serves the loop.
+    private let firstRead = UnsafeMutableRawBufferPointer.allocate(byteCount: PlainStream.readSize, alignment: 16)
 
     var logger: Logger { shared.logger }
 
@@ -62,6 +65,8 @@ final class LoopWorker: IdleSocketDelegate {
         self.configuration = configuration
         self.shared = shared
     }
+
+    deinit { firstRead.deallocate() }
 
     /// Accepts on every configured listener and stops accepting on those no
     /// longer configured. `descriptors` holds this loop's own descriptor for
@@ -118,7 +123,21 @@ final class LoopWorker: IdleSocketDelegate {
             close(fd)
             return
         }
-        SocketOptions.disableNagle(fd)
+        // TCP_NODELAY came with the socket, from the listening one (`ListeningSocket`).
+        let headDeadline = ContinuousClock.now + configuration.timeouts.requestHeader
+        // Clients send their request right behind the TCP handshake, so it is
+        // usually in the socket by the time accept returns. Read now, it saves
+        // the registration for the first readiness, a loop pass and the
+        // re-registration as a stream (epoll_ctl, epoll_wait, epoll_ctl), as
+        // HAProxy's first recv after accept does. Nothing yet, the peer's close
+        // or an error: the socket waits as an IdleSocket, which is told at once
+        // of a close or an error, as before.
+        let count = read(fd, firstRead.baseAddress, firstRead.count)
+        if count > 0 {
+            startSession(descriptor: fd, peer: peer, listener: listener, headDeadline: headDeadline,
+                         firstBytes: UnsafeRawBufferPointer(rebasing: firstRead[..<count]))
+            return
+        }
         let socket = IdleSocket(loop: loop, descriptor: fd, timeout: configuration.timeouts.requestHeader, delegate: self)
         guard socket.isWaiting else {
             shared.openConnections.subtract(1, ordering: .relaxed)
@@ -126,7 +145,7 @@ final class LoopWorker: IdleSocketDelegate {
             return
         }
         waiting[ObjectIdentifier(socket)] = WaitingClient(socket: socket, peer: peer, listener: listener,
-                                                          headDeadline: .now + configuration.timeouts.requestHeader)
+                                                          headDeadline: headDeadline)
     }
 
     /// A waiting client's first bytes (or its close) arrived: it becomes a
@@ -140,16 +159,23 @@ final class LoopWorker: IdleSocketDelegate {
             shared.openConnections.subtract(1, ordering: .relaxed)
             return
         }
-        guard let client = PlainStream(loop: loop, descriptor: socket.handOver()) else {
+        startSession(descriptor: socket.handOver(), peer: waitingClient.peer, listener: waitingClient.listener,
+                     headDeadline: waitingClient.headDeadline, firstBytes: nil)
+    }
+
+    /// Makes the accepted `descriptor` a session's client stream and hands it
+    /// its first bytes: `firstBytes` already read, or (nil) what the socket,
+    /// known to be readable, holds now.
+    private func startSession(descriptor: Int32, peer: SocketAddress, listener: ListenerContext,
+                              headDeadline: ContinuousClock.Instant, firstBytes: UnsafeRawBufferPointer?) {
+        guard let client = PlainStream(loop: loop, descriptor: descriptor) else {
             shared.openConnections.subtract(1, ordering: .relaxed)
             return
         }
-        let session = ClientSession(worker: self, listener: waitingClient.listener, client: client,
-                                    clientAddress: waitingClient.peer)
+        let session = ClientSession(worker: self, listener: listener, client: client, clientAddress: peer)
         sessions[ObjectIdentifier(session)] = session
-        session.start(headDeadline: waitingClient.headDeadline)
-        // The bytes are there: read them now, not a loop turn later.
-        client.readNow()
+        session.start(headDeadline: headDeadline)
+        if let firstBytes { client.deliver(firstBytes) } else { client.readNow() }
     }
 
     private func closeWaiting(_ waitingClient: WaitingClient) {

@@ -30,6 +30,8 @@ final class FaultBed {
     let hostilePort: UInt16
     let faultUpstream: FaultUpstream?
     let plainUpstream: TestUpstream?
+    /// The daemon, when it runs in process.
+    private(set) var proxy: ProxyUnderTest?
 
     /// `timeouts` and `limits` are JSON5 members (`"idle": "1s",`) added to
     /// those sections. `shutdown` is 1 s in process, so a test's teardown is
@@ -53,7 +55,7 @@ final class FaultBed {
         world.configuration.threads = 2
         world.configuration.timeouts = #""shutdown": "\#(runtime == .inProcess ? "1s" : "10s")", "# + timeouts
         world.configuration.limits = limits
-        if runtime == .inProcess { try world.startProxy() }
+        if runtime == .inProcess { proxy = try world.startProxy() }
     }
 
     var proxyArguments: [String] { world.proxyArguments }

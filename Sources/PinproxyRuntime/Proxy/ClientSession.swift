@@ -1,13 +1,21 @@
 import Foundation
 import PinproxyCore
 
-/// The listener a client connection arrived on.
-struct ListenerContext {
-    var configuration: ListenerConfiguration
+/// The listener a client connection arrived on: one object per listener and
+/// loop, which every session and waiting client of it references (a copy in
+/// each was some 90 bytes per held connection).
+final class ListenerContext {
+    let configuration: ListenerConfiguration
     /// `ip:port` as bound, for logs and the violation log's `listener`.
-    var name: String
+    let name: String
     /// This listener's counters; a session writes its loop's lane only.
-    var counters: ListenerCounters
+    let counters: ListenerCounters
+
+    init(configuration: ListenerConfiguration, name: String, counters: ListenerCounters) {
+        self.configuration = configuration
+        self.name = name
+        self.counters = counters
+    }
 }
 
 /// One client connection: the executor of its `SessionMachine`, as
@@ -25,7 +33,9 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     /// The client's stream: plain, then TLS inside an intercepted CONNECT.
     var client: ByteStream
     var machine: SessionMachine
-    /// The actions of the event being handled, and the index of the next to run.
+    /// The actions of the event being handled, and the index of the next to
+    /// run. The buffer is the loop's, lent for the handling (`LoopWorker.lendActions`):
+    /// a session between events holds none.
     private var actions: [SessionAction] = []
     private var nextAction = 0
     /// The runtime side of the current exchange.
@@ -54,7 +64,6 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         self.clientAddress = clientAddress
         counters = listener.counters.lanes[worker.index]
         machine = SessionMachine(mode: listener.configuration.mode)
-        actions.reserveCapacity(8)
         client.delegate = self
     }
 
@@ -73,15 +82,18 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     /// order. An action may report an event itself (a pump that finished):
     /// its actions queue behind the ones still to run.
     func handle(_ event: SessionEvent) {
+        // An event reported by one of this session's own actions joins the queue being run.
+        guard nextAction == 0 else { return machine.handle(event, into: &actions) }
+        let worker = self.worker
+        worker.lendActions(to: &actions)
         machine.handle(event, into: &actions)
-        guard nextAction == 0 else { return }
         while nextAction < actions.count {
             let action = actions[nextAction]
             nextAction += 1
             perform(action)
         }
-        actions.removeAll(keepingCapacity: true)
         nextAction = 0
+        worker.takeBackActions(from: &actions)
     }
 
     /// Shutdown: closes the connection if it is between requests.

@@ -52,6 +52,10 @@ final class LoopWorker: IdleSocketDelegate {
     private var drainCompletion: (() -> Void)?
     /// Denied requests' log lines on this loop (SPEC §6).
     let deniedLog = LogRateLimiter(subsystem: "http", what: "denied requests")
+    /// The one buffer of `SessionAction`s that sessions on this loop handle
+    /// their events into, lent to each for one `handle` (an idle keep-alive
+    /// session would otherwise hold ~470 bytes of spare capacity).
+    private var spareActions: [SessionAction] = []
     /// Where a new connection's first bytes are read at accept (`accept`);
     /// copied into its session's input at once, so one buffer serves the loop.
     private let firstRead = UnsafeMutableRawBufferPointer.allocate(byteCount: PlainStream.readSize, alignment: 16)
@@ -67,6 +71,21 @@ final class LoopWorker: IdleSocketDelegate {
     }
 
     deinit { firstRead.deallocate() }
+
+    /// Gives `actions` (a session's empty queue) the loop's buffer, when no
+    /// other session has it: a session handling an event inside another's
+    /// (a nested `handle`) grows a buffer of its own.
+    func lendActions(to actions: inout [SessionAction]) {
+        guard actions.capacity == 0 else { return }
+        swap(&actions, &spareActions)
+    }
+
+    /// Empties `actions` and keeps the larger of it and the loop's buffer for the next `handle`.
+    func takeBackActions(from actions: inout [SessionAction]) {
+        actions.removeAll(keepingCapacity: true)
+        if actions.capacity > spareActions.capacity { swap(&actions, &spareActions) }
+        actions = []
+    }
 
     /// Accepts on every configured listener and stops accepting on those no
     /// longer configured. `descriptors` holds this loop's own descriptor for

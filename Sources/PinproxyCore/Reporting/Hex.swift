@@ -1,5 +1,6 @@
-/// Bytes as lowercase hexadecimal, two digits each: fingerprints in an
-/// environment, flood keys, CA tags, and `\xHH` escapes.
+/// Bytes as lowercase hexadecimal, two digits each: the violation log's
+/// `cert_sha256`, fingerprints in an environment, flood keys, CA tags, and
+/// `\xHH` escapes.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 

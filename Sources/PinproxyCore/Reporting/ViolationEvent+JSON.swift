@@ -58,19 +58,7 @@ extension ViolationEvent {
         json.key("not_before"); json.string(RFC3339Timestamp.seconds(certificate.notBefore))
         json.key("not_after"); json.string(RFC3339Timestamp.seconds(certificate.notAfter))
         json.key("spki_sha256"); json.string("sha256/" + Data(certificate.spkiSHA256).base64EncodedString())
-        json.key("cert_sha256"); json.string(lowerHex(certificate.certificateSHA256))
+        json.key("cert_sha256"); json.string(Hex.lowercase(certificate.certificateSHA256))
         json.endObject()
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    private static func lowerHex(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }

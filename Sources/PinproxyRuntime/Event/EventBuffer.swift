@@ -1,6 +1,8 @@
 internal import CLibevent
+import Foundation
 
-/// One libevent `evbuffer`, borrowed: the stream that made it frees it.
+/// One libevent `evbuffer`, borrowed: whoever made it frees it (a stream
+/// its two, a loop the one its new connections are first read into).
 ///
 /// Payload moves between buffers by reference (`evbuffer_remove_buffer`),
 /// never through Swift; Swift looks only at bounded head and framing regions
@@ -49,6 +51,31 @@ struct EventBuffer {
     func move(to destination: EventBuffer, count: Int) -> Int {
         let moved = evbuffer_remove_buffer(pointer, destination.pointer, count)
         return moved < 0 ? 0 : Int(moved)
+    }
+
+    /// Reads from `descriptor` into up to two extents reserved at the end
+    /// (one `readv`, at most `length` bytes) and commits what came: the
+    /// kernel writes straight into the buffer. Returns read(2)'s result, with
+    /// its errno kept; -1 also when libevent cannot reserve the space.
+    func read(from descriptor: Int32, atMost length: Int) -> Int {
+        var reserved = (iovec(), iovec())
+        return withUnsafeMutablePointer(to: &reserved) {
+            // evbuffer_iovec is struct iovec here (<event2/buffer.h>), so the reserved extents go straight to readv.
+            $0.withMemoryRebound(to: iovec.self, capacity: 2) { vectors -> Int in
+                let reservedCount = Int(evbuffer_reserve_space(pointer, length, vectors, 2))
+                guard reservedCount > 0 else { return -1 }
+                let read = Glibc.readv(descriptor, vectors, Int32(reservedCount))
+                let saved = errno
+                var left = max(read, 0)
+                for index in 0..<reservedCount {
+                    vectors[index].iov_len = min(vectors[index].iov_len, left)
+                    left -= vectors[index].iov_len
+                }
+                evbuffer_commit_space(pointer, vectors, read > 0 ? Int32(reservedCount) : 0)
+                errno = saved
+                return read
+            }
+        }
     }
 
     /// Moves everything to `destination`.

@@ -65,12 +65,13 @@ final class PlainStream: ByteStream, StreamEventsOwner {
         withExtendedLifetime(self) { eventsDidFireRead(timedOut: false) }
     }
 
-    /// Takes `bytes` read from the socket before this stream existed (a new
-    /// connection's first read, at accept) as its own read of them. Call it
-    /// from outside the delegate's callbacks.
-    func deliver(_ bytes: UnsafeRawBufferPointer) {
-        guard isOpen, let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        evbuffer_add(input.pointer, base, bytes.count)
+    /// Takes what `buffer` holds, read from the socket before this stream
+    /// existed (a new connection's first read, at accept), as its own read:
+    /// the chains move into the input, no byte is copied. Call it from
+    /// outside the delegate's callbacks.
+    func deliver(_ buffer: EventBuffer) {
+        guard isOpen, !buffer.isEmpty else { return }
+        buffer.moveAll(to: input)
         withExtendedLifetime(self) {
             delegate?.streamDidRead(self)
             events.updateReadInterest()
@@ -87,7 +88,7 @@ final class PlainStream: ByteStream, StreamEventsOwner {
         }
         let room = min(Self.readSize, events.readRoom)
         guard room > 0 else { events.updateReadInterest(); return }
-        let count = events.readv(room)
+        let count = input.read(from: events.descriptor, atMost: room)
         if count > 0 {
             delegate?.streamDidRead(self)
             events.updateReadInterest()

@@ -180,28 +180,6 @@ final class StreamEvents {
         return count
     }
 
-    /// The same with up to two extents, filled by one `readv`.
-    func readv(_ length: Int) -> Int {
-        var reserved = (iovec(), iovec())
-        return withUnsafeMutablePointer(to: &reserved) {
-            // evbuffer_iovec is struct iovec here (<event2/buffer.h>), so the reserved extents go straight to readv.
-            $0.withMemoryRebound(to: iovec.self, capacity: 2) { vectors -> Int in
-                let reservedCount = Int(evbuffer_reserve_space(input.pointer, length, vectors, 2))
-                guard reservedCount > 0 else { return -1 }
-                let read = Glibc.readv(descriptor, vectors, Int32(reservedCount))
-                let saved = errno
-                var left = max(read, 0)
-                for index in 0..<reservedCount {
-                    vectors[index].iov_len = min(vectors[index].iov_len, left)
-                    left -= vectors[index].iov_len
-                }
-                evbuffer_commit_space(input.pointer, vectors, read > 0 ? Int32(reservedCount) : 0)
-                errno = saved
-                return read
-            }
-        }
-    }
-
     private func watchDrain() {
         guard drainWatch == nil else { return }
         // Context: unretained self; the entry is removed before self goes away (close, deinit).

@@ -56,9 +56,10 @@ final class LoopWorker: IdleSocketDelegate {
     /// their events into, lent to each for one `handle` (an idle keep-alive
     /// session would otherwise hold ~470 bytes of spare capacity).
     private var spareActions: [SessionAction] = []
-    /// Where a new connection's first bytes are read at accept (`accept`);
-    /// copied into its session's input at once, so one buffer serves the loop.
-    private let firstRead = UnsafeMutableRawBufferPointer.allocate(byteCount: PlainStream.readSize, alignment: 16)
+    /// Where a new connection's first bytes are read at accept (`accept`),
+    /// owned: they move from it into the session's input at once, so one
+    /// buffer serves the loop.
+    private let firstRead: EventBuffer
 
     var logger: Logger { shared.logger }
 
@@ -66,11 +67,13 @@ final class LoopWorker: IdleSocketDelegate {
         self.index = index
         loop = try EventLoop()
         resolver = try DNSResolver(loop: loop, resolvConf: resolvConf)
+        guard let buffer = evbuffer_new() else { throw RuntimeError.system("evbuffer_new", ENOMEM) }
+        firstRead = EventBuffer(pointer: buffer)
         self.configuration = configuration
         self.shared = shared
     }
 
-    deinit { firstRead.deallocate() }
+    deinit { evbuffer_free(firstRead.pointer) }
 
     /// Gives `actions` (a session's empty queue) the loop's buffer, when no
     /// other session has it: a session handling an event inside another's
@@ -151,10 +154,8 @@ final class LoopWorker: IdleSocketDelegate {
         // HAProxy's first recv after accept does. Nothing yet, the peer's close
         // or an error: the socket waits as an IdleSocket, which is told at once
         // of a close or an error, as before.
-        let count = read(fd, firstRead.baseAddress, firstRead.count)
-        if count > 0 {
-            startSession(descriptor: fd, peer: peer, listener: listener, headDeadline: headDeadline,
-                         firstBytes: UnsafeRawBufferPointer(rebasing: firstRead[..<count]))
+        if firstRead.read(from: fd, atMost: PlainStream.readSize) > 0 {
+            startSession(descriptor: fd, peer: peer, listener: listener, headDeadline: headDeadline, firstBytes: firstRead)
             return
         }
         let socket = IdleSocket(loop: loop, descriptor: fd, timeout: configuration.timeouts.requestHeader, delegate: self)
@@ -186,7 +187,10 @@ final class LoopWorker: IdleSocketDelegate {
     /// its first bytes: `firstBytes` already read, or (nil) what the socket,
     /// known to be readable, holds now.
     private func startSession(descriptor: Int32, peer: SocketAddress, listener: ListenerContext,
-                              headDeadline: ContinuousClock.Instant, firstBytes: UnsafeRawBufferPointer?) {
+                              headDeadline: ContinuousClock.Instant, firstBytes: EventBuffer?) {
+        // The loop's buffer is empty again whatever happens: bytes left in it
+        // would be read as the next connection's.
+        defer { if let firstBytes { firstBytes.drain(firstBytes.count) } }
         guard let client = PlainStream(loop: loop, descriptor: descriptor) else {
             shared.openConnections.subtract(1, ordering: .relaxed)
             return

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -32,6 +33,16 @@ static inline struct event *shim_evtimer_new(struct event_base *b, event_callbac
 static inline int shim_evtimer_add(struct event *ev, const struct timeval *tv) { return evtimer_add(ev, tv); }
 static inline int shim_evtimer_del(struct event *ev) { return evtimer_del(ev); }
 static inline int shim_EVUTIL_SOCKET_ERROR(void) { return EVUTIL_SOCKET_ERROR(); }
+
+// The nice value of the calling thread alone: on Linux it is per thread, and
+// PRIO_PROCESS with a thread id sets or reads that thread's. gettid(2) is
+// declared only under _GNU_SOURCE (see above), so it goes through syscall(2).
+static inline int shim_set_thread_nice(int value) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), value);
+}
+static inline int shim_thread_nice(void) {
+    return getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+}
 
 // splice(2) and pipe2(2) are declared only under _GNU_SOURCE, which this
 // module must not define (see above): called through syscall(2) instead.

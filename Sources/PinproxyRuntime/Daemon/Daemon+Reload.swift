@@ -4,10 +4,11 @@ import PinproxyCore
 /// Reload (SIGHUP, SPEC §5): the new generation is built off the loops and
 /// swapped in on each; a rejected one keeps the old, logging one line per problem.
 extension Daemon {
-    /// SIGHUP, on loop 0. The new generation is built on `reloadQueue`, off
-    /// every loop (parsing and preparing 100,000 rules takes seconds, and loop
-    /// 0 serves traffic too), then swapped in on each loop. A SIGHUP that
-    /// arrives during a build runs one more reload after it.
+    /// SIGHUP, on loop 0. The new generation is built on the
+    /// `LowPriorityQueue`, off every loop and never ahead of one (parsing and
+    /// preparing 100,000 rules takes seconds, and loop 0 serves traffic too),
+    /// then swapped in on each loop. A SIGHUP that arrives during a build
+    /// runs one more reload after it.
     func reload() {
         guard !stopping.load(ordering: .relaxed) else { return }
         guard !reloadInProgress else { reloadPending = true; return }
@@ -28,7 +29,7 @@ extension Daemon {
         let previous = workers[0].configuration
         let metrics = shared.metrics
         let started = ContinuousClock.now
-        reloadQueue.async {
+        LowPriorityQueue.shared.async {
             let outcome = Self.build(path: path, environment: environment, generation: nextGeneration, previous: previous,
                                      metrics: metrics)
             loop.execute { daemon.value.finishReload(outcome, startedAt: started) }
@@ -115,11 +116,11 @@ extension Daemon {
                 worker.loop.execute { bound.value.apply(active, descriptors: mine) }
             }
         }
-        // Off the loop: both go through every rule's counters (100,000 in a large configuration).
+        // Off the loops, at low priority: both go through every rule's counters (100,000 in a large configuration).
         // The drift the counters know of (the file's own findings were said above).
         let metrics = shared.metrics
         let driftLogger = logger
-        reloadQueue.async {
+        LowPriorityQueue.shared.async {
             metrics.keepRules(of: active)
             Self.counterWarnings(of: active, at: Date()).forEach { driftLogger.log(.warning, "drift", $0) }
         }

@@ -44,8 +44,6 @@ public final class Daemon: @unchecked Sendable {
     private let ready = DispatchSemaphore(value: 0)
     private let finishedThreads = DispatchGroup()
     let stopping = Atomic<Bool>(false)
-    /// Where reloads build their generation (serial: one build at a time).
-    let reloadQueue = DispatchQueue(label: "pinproxy.reload")
     /// Loop 0's state: a build is under way; another SIGHUP came meanwhile.
     var reloadInProgress = false
     var reloadPending = false

@@ -148,19 +148,18 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// A generation is let go of on a serving loop (the swap at a reload, or
     /// the last exchange that started under it), and freeing 100,000 rules
     /// takes a tenth of a second: the rules and their prepared policies are
-    /// handed to a background queue to be freed there.
+    /// handed to the `LowPriorityQueue` to be freed there.
     ///
     /// The queue's references must be the last ones: this object's own are
-    /// released only after `deinit` returns, and a queue that ran at once (it
-    /// preempts the loop on a shared CPU) let go first, so the loop freed
-    /// the rules after all (perf: a reload of 100,000 rules stalled it 0.2 s).
-    /// The queue holds them a second before letting go.
+    /// released only after `deinit` returns, and a queue that ran at once
+    /// (a Dispatch queue at the default priority preempted the loop on a
+    /// shared CPU) let go first, so the loop freed the rules after all (perf:
+    /// a reload of 100,000 rules stalled it 0.2 s). The queue holds them a
+    /// second before letting go.
     deinit {
         let retiring = LoopBound((configuration, rules, rulePolicies, ruleCounters, gatewayPolicies))
-        Self.retired.asyncAfter(deadline: .now() + .seconds(1)) { withExtendedLifetime(retiring) {} }
+        LowPriorityQueue.shared.async(after: 1) { withExtendedLifetime(retiring) {} }
     }
-
-    static let retired = DispatchQueue(label: "pinproxy.retired-configurations", qos: .background)
 
     /// File-backed findings that do not stop pinproxy but must not pass
     /// silently (SPEC §2.1: a CRL past its nextUpdate), each with the rule's JSON path.

@@ -4,7 +4,7 @@ import PinproxyCore
 @testable import PinproxyRuntime
 
 /// What a reload leaves on the serving loop stays small whatever the size of
-/// the configuration: the generation let go of is freed on a background
+/// the configuration: the generation let go of is freed on the low-priority
 /// queue, and the drift check after the swap samples only the rules that saw
 /// traffic. (With 100,000 rules both ran on loop 0 and stalled it: a single
 /// keep-alive client saw 0.7-1.2 s responses across a SIGHUP.)
@@ -23,18 +23,16 @@ struct ReloadLoopWorkTests {
         return try ActiveConfiguration(configuration: configuration, generation: 1)
     }
 
-    @Test("the last reference to a generation returns at once; its rules are freed on the background queue")
+    @Test("the last reference to a generation returns at once; its rules are freed on the low-priority queue")
     func retiredGenerationIsFreedOffTheReleasingThread() throws {
         let directory = try TemporaryDirectory()
         var active: ActiveConfiguration? = try Self.build(rules: 50, in: directory)
         weak var prepared = active?.policy(forRule: "h7.example.com")
         #expect(prepared != nil)
-        ActiveConfiguration.retired.suspend()
         active = nil
-        // The generation is gone; its rules wait for the queue, not for this thread.
+        // The generation is gone; its rules wait a second for the queue, not for this thread.
         #expect(prepared != nil, "the rules were freed on the thread that let the generation go")
-        ActiveConfiguration.retired.resume()
-        #expect(eventually(timeout: 5) { prepared == nil }, "the background queue never freed the rules")
+        #expect(eventually(timeout: 10) { prepared == nil }, "the low-priority queue never freed the rules")
     }
 
     @Test("a rule's counters have lanes only once a loop counted something for it")

@@ -77,9 +77,7 @@ final class CustomCheckExecutor: @unchecked Sendable {
         started.withLock { started -> EventLoop? in
             if let started { return started }
             guard let loop = try? EventLoop() else { return nil }
-            let thread = Thread { loop.run() }
-            thread.name = "pinproxy-custom-checks"
-            thread.start()
+            Thread.startNamed("pinproxy-checks") { loop.run() }
             started = loop
             return loop
         }

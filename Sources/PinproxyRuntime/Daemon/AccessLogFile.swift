@@ -28,9 +28,7 @@ public final class AccessLogFile: @unchecked Sendable {
         self.maxQueuedLines = max(1, maxQueuedLines)
         file = AppendOnlyLog(path: path)
         if let error = file.open() { throw error }
-        let thread = Thread { [self] in runWriter() }
-        thread.name = "access-log"
-        thread.start()
+        Thread.startNamed("access-log") { [self] in runWriter() }
     }
 
     /// Queues one line (ending in "\n"); never blocks on disk.

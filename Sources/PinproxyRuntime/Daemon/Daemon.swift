@@ -144,13 +144,11 @@ public final class Daemon: @unchecked Sendable {
         for worker in workers.dropFirst() {
             finishedThreads.enter()
             let bound = LoopBound(worker)
-            let thread = Thread { [finishedThreads] in
+            Thread.startNamed("pinproxy-loop") { [finishedThreads] in
                 // The worker lives on this thread from here on.
                 bound.value.loop.run()
                 finishedThreads.leave()
             }
-            thread.name = "pinproxy-loop"
-            thread.start()
         }
         if options.handlesSignals { installSignals(on: main.loop) }
         housekeeping = Timer(loop: main.loop) { [unowned self] in self.doHousekeeping() }

@@ -43,15 +43,12 @@ final class LowPriorityQueue: @unchecked Sendable {
         jobs.append(Job(due: Date().addingTimeInterval(delay), work: work))
         if !isStarted {
             isStarted = true
-            Thread { [self] in run() }.start()
+            Thread.startNamed(name) { [self] in run() }
         }
         condition.signal()
     }
 
     private func run() {
-        // Named from inside: Foundation gives a name set before `start` to the
-        // Thread object only, and the kernel's (top -H, /proc) stays the creator's.
-        Thread.current.name = name
         // Raising one's own nice value needs no privilege; if a sandbox
         // refused it anyway, the work is still done, at the default priority.
         _ = shim_set_thread_nice(Self.niceValue)

@@ -71,9 +71,7 @@ public final class ViolationLogFile: @unchecked Sendable {
         self.maxQueuedLines = max(1, maxQueuedLines)
         self.file = AppendOnlyLog(path: path)
         if let error = file.open() { throw error }
-        let thread = Thread { [self] in runWriter() }
-        thread.name = "violation-log"
-        thread.start()
+        Thread.startNamed("violation-log") { [self] in runWriter() }
     }
 
     /// Enqueues one serialised event (ending in "\n"); never blocks on disk.

@@ -17,6 +17,8 @@ struct ServiceReloadTests {
         service.world.configuration.extra = #""default_policy": "default","#
         try service.start()
         let process = try service.running()
+        // Threads carry their names into the kernel (top -H, ps -L): the violation log's writer.
+        #expect(Self.niceValues(ofThreadsNamed: "violation-log", in: process.pid).count == 1)
 
         // ~3 s at 10 MB/s: still running when the reload happens.
         let download = try BackgroundCurl(["--limit-rate", "10M", "-x", service.proxy,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -42,6 +43,12 @@ static inline int shim_set_thread_nice(int value) {
 }
 static inline int shim_thread_nice(void) {
     return getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+}
+
+// The calling thread's kernel name (at most 15 bytes kept); what
+// pthread_setname_np does for the calling thread, which is GNU-only.
+static inline int shim_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
 // splice(2) and pipe2(2) are declared only under _GNU_SOURCE, which this

@@ -36,13 +36,10 @@ static inline int shim_evtimer_del(struct event *ev) { return evtimer_del(ev); }
 static inline int shim_EVUTIL_SOCKET_ERROR(void) { return EVUTIL_SOCKET_ERROR(); }
 
 // The nice value of the calling thread alone: on Linux it is per thread, and
-// PRIO_PROCESS with a thread id sets or reads that thread's. gettid(2) is
-// declared only under _GNU_SOURCE (see above), so it goes through syscall(2).
+// PRIO_PROCESS with a thread id sets that thread's. gettid(2) is declared
+// only under _GNU_SOURCE (see above), so it goes through syscall(2).
 static inline int shim_set_thread_nice(int value) {
     return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), value);
-}
-static inline int shim_thread_nice(void) {
-    return getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
 }
 
 // The calling thread's kernel name (at most 15 bytes kept); what

@@ -7,12 +7,13 @@ import Foundation
 ///
 /// It runs at nice 19. On a CPU that a loop keeps busy, the kernel gives it
 /// a small share (weight 15 against the loop's 1,024) and lets a loop that
-/// wakes preempt it. At the default priority, a reload of 100,000 rules on
-/// the loop's CPU cut a keep-alive load's requests/s by 40% and doubled its
-/// p99 for the seconds the build took (`bench/reload.sh`); at nice 19 both
-/// stayed within the noise of a run without reloads. The price: on CPUs the
-/// loops saturate, a build waits for idle time, so a reload takes longer
-/// (the old generation serves, with its policies, until then).
+/// wakes preempt it. At the default priority, reloads of 100,000 rules on
+/// the loop's CPU cut a keep-alive load's requests/s by 38-43% and raised
+/// its p99 1.3-4x (`bench/reload.sh`); at nice 19, requests/s stayed within
+/// -7% to +13% of a run without reloads and p99 within 1.0-1.9x. The
+/// price: on CPUs the loops saturate, a build waits for idle time, so a
+/// reload takes longer (the old generation serves, with its policies, until
+/// then).
 ///
 /// One thread of its own, not a Dispatch queue: an unprivileged thread cannot
 /// lower its nice value again (`RLIMIT_NICE` is 0 by default), so a pool

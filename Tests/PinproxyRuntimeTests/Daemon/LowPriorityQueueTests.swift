@@ -6,15 +6,6 @@ import Testing
 /// on a thread of their own at nice 19, in the order they fall due.
 @Suite("LowPriorityQueue")
 struct LowPriorityQueueTests {
-    /// The calling thread's nice value, from /proc (field 19 of its stat line,
-    /// the 17th after the command name's closing parenthesis).
-    private static func currentThreadNice() -> Int? {
-        guard let line = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
-              let close = line.lastIndex(of: ")") else { return nil }
-        let fields = line[line.index(after: close)...].split(separator: " ")
-        return fields.count > 16 ? Int(fields[16]) : nil
-    }
-
     private final class Record: @unchecked Sendable {
         let lock = NSLock()
         var events: [String] = []
@@ -28,18 +19,18 @@ struct LowPriorityQueueTests {
     func jobsRunAtNice19() throws {
         let queue = LowPriorityQueue(name: "test-low-nice")
         let record = Record()
-        let callerNice = Self.currentThreadNice()
+        let callerNice = ThreadStat.currentNice()
         queue.async {
             record.lock.withLock {
-                record.nice = Self.currentThreadNice()
-                record.thread = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+                record.nice = ThreadStat.currentNice()
+                record.thread = ThreadStat.currentName()
             }
             record.add("ran")
         }
         #expect(eventually { record.snapshot == ["ran"] })
         #expect(record.lock.withLock { record.nice } == Int(LowPriorityQueue.niceValue))
         #expect(record.lock.withLock { record.thread } == "test-low-nice")
-        #expect(Self.currentThreadNice() == callerNice, "the caller's own priority changed")
+        #expect(ThreadStat.currentNice() == callerNice, "the caller's own priority changed")
     }
 
     @Test("jobs run in the order they fall due: a delayed job lets later ones pass and runs after its delay")

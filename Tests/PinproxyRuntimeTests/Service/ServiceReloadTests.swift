@@ -18,7 +18,7 @@ struct ServiceReloadTests {
         try service.start()
         let process = try service.running()
         // Threads carry their names into the kernel (top -H, ps -L): the violation log's writer.
-        #expect(Self.niceValues(ofThreadsNamed: "violation-log", in: process.pid).count == 1)
+        #expect(ThreadStat.niceValues(ofThreadsNamed: "violation-log", in: process.pid).count == 1)
 
         // ~3 s at 10 MB/s: still running when the reload happens.
         let download = try BackgroundCurl(["--limit-rate", "10M", "-x", service.proxy,
@@ -35,7 +35,7 @@ struct ServiceReloadTests {
         #expect(process.stderrText.range(of: #"generation 2 active \(read, built and swapped in [0-9]+\.[0-9]{3} s\)"#,
                                          options: .regularExpression) != nil)
         // The build ran on the low-priority thread, which exists since, at nice 19.
-        #expect(Self.niceValues(ofThreadsNamed: "pinproxy-low", in: process.pid) == [19])
+        #expect(ThreadStat.niceValues(ofThreadsNamed: "pinproxy-low", in: process.pid) == [19])
         let denied = try Curl.run(["-x", service.proxy, "http://api.example.com/bytes/10"])
         #expect(denied.status == 403)
         #expect(denied.header("Proxy-Status") == "pinproxy; error=http_request_denied")
@@ -59,19 +59,5 @@ struct ServiceReloadTests {
 
         process.send(SIGTERM)
         #expect(process.waitForExit(timeout: 20) == 0)
-    }
-
-    /// The nice value (field 19 of /proc/PID/task/TID/stat) of each of
-    /// `pid`'s threads whose kernel name is `name`.
-    static func niceValues(ofThreadsNamed name: String, in pid: Int32) -> [Int] {
-        let tasks = "/proc/\(pid)/task"
-        return ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).compactMap { tid in
-            guard let comm = try? String(contentsOfFile: "\(tasks)/\(tid)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .newlines) == name,
-                  let stat = try? String(contentsOfFile: "\(tasks)/\(tid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return nil }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 16 ? Int(fields[16]) : nil
-        }
     }
 }

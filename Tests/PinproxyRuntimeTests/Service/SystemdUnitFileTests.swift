@@ -24,6 +24,18 @@ struct SystemdUnitFileTests {
         #expect(exposure <= 1.5)
     }
 
+    @Test("the unit's system-call filter gives back setpriority, after denying @resources: the reload thread's nice 19")
+    func filterAllowsSetpriority() throws {
+        // With SystemCallErrorNumber=EPERM a denied setpriority fails silently
+        // and reloads build at the loops' priority; systemd applies the lines
+        // in order, so the allow must follow the deny.
+        let filters = contents(of: ToolPaths.repositoryRoot + "/systemd/pinproxy.service")
+            .split(separator: "\n").filter { $0.hasPrefix("SystemCallFilter=") }
+        let deny = try #require(filters.firstIndex(of: "SystemCallFilter=~@privileged @resources"))
+        let allow = try #require(filters.firstIndex(of: "SystemCallFilter=setpriority"))
+        #expect(allow > deny)
+    }
+
     @Test("the example config as installed passes pinproxy check (the unit's ExecStartPre=)")
     func exampleConfigChecks() throws {
         // `check` opens the violation log's directory as `run` does; under the

@@ -50,8 +50,11 @@ run: release
 # ThreadSanitizer. Sanitizer builds live in their own scratch folders.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(RUN_TESTS) $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-sanitizers
+
+# Repeats a failing run's failures at its end, where CI's tail shows them.
+RUN_TESTS := Tests/Tools/run-tests.sh
 
 SANITIZER_SKIP := Service|MakeInstall|SystemdUnitFile
 MULTI_LOOP_SUITES := EndToEnd|FaultTests|ViolationLogFile
@@ -62,14 +65,14 @@ test-sanitizers:
 	# has no frame pointers, reach the frames Tests/lsan.supp names; 16 frames
 	# (not 30) keep its cost to about 3 more minutes.
 	ASAN_OPTIONS=fast_unwind_on_malloc=0:malloc_context_size=16 \
-	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp $(SWIFT) test --skip-build --sanitize=address \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp $(RUN_TESTS) $(SWIFT) test --skip-build --sanitize=address \
 	  --scratch-path .build/asan --skip '$(SANITIZER_SKIP)|$(MULTI_LOOP_SUITES)'
 	# In-process daemons may still hold sockets when the runner exits: leak
 	# checking is meaningless there, use-after-free and overflow checks are not.
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address \
+	ASAN_OPTIONS=detect_leaks=0 $(RUN_TESTS) $(SWIFT) test --skip-build --sanitize=address \
 	  --scratch-path .build/asan --filter '$(MULTI_LOOP_SUITES)'
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
+	TSAN_OPTIONS=halt_on_error=1 $(RUN_TESTS) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan \
 	  --filter '$(MULTI_LOOP_SUITES)'
 
 # Benchmarks against haproxy, nginx and stunnel on loopback (bounded; not part of `make test`);

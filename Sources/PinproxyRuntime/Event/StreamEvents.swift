@@ -119,6 +119,14 @@ final class StreamEvents {
         if armNow { updateReadInterest() }
     }
 
+    /// Counts the read timeout from now, when reading is armed with one;
+    /// else nothing (a paused or stopped stream stays as it is).
+    func restartReadTimeout() {
+        guard readArmed, let readEvent, var value = readTimeout?.value else { return }
+        // A pending event added again only has its timeout rescheduled (no epoll_ctl).
+        event_add(readEvent, &value)
+    }
+
     func stopReading() {
         wantsReading = false
         updateReadInterest()

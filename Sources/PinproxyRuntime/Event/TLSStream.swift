@@ -197,6 +197,9 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         if holdsUnreadInput { events.activateRead() }
     }
 
+    /// The read timeout counts from now (see `StreamEvents.restartReadTimeout`).
+    func restartReadTimeout() { events.restartReadTimeout() }
+
     func stopReading() { events.stopReading() }
 
     func setReadHighWatermark(_ high: Int) { events.setReadHighWatermark(high) }

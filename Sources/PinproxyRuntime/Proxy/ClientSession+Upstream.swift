@@ -68,6 +68,10 @@ extension ClientSession {
         connection.delegate = self
         connection.stream.setWriteLowWatermark(0)
         connection.stream.startReading(timeout: connection.idleTimeout)
+        // The exchange has the whole timeouts.idle from now: a pooled connection's
+        // timer has been counting its idle time since the last response (and a
+        // new one's its handshake, when timeouts.handshake is as long).
+        connection.stream.restartReadTimeout()
         if let error = exchange.requestBody.bufferedFramingError(in: client.input) {
             return handle(.requestBody(.invalid(error)))
         }

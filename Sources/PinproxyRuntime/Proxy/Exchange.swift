@@ -37,9 +37,17 @@ final class Exchange {
     /// Moves what `client` sent of the request body upstream; when the
     /// upstream's output is full, stops reading the client until it drains
     /// (`resumeRequest`). Nil without an upstream connection.
+    ///
+    /// timeouts.idle is for an upstream silent *after* the request: while
+    /// the body still moves, the upstream's read timeout starts again with
+    /// each piece, so a slow upload is not answered 504 mid-way.
     func pumpRequest(from client: ByteStream) -> BodyProgress? {
         guard let upstream else { return nil }
+        let unread = client.input.count
         let progress = requestBody.pump(from: client.input, to: upstream.stream.output)
+        if client.input.count != unread {
+            upstream.stream.restartReadTimeout()
+        }
         upstream.stream.flush()
         if progress == .needMore, upstream.stream.output.count >= RelayLimits.highWatermark {
             requestPaused = true

@@ -43,7 +43,8 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs,
         // restarted by the read that completed the response: the same timeout
-        // for in use and idle, so reading goes on without re-arming it.
+        // for in use and idle, so reading goes on without re-arming it (and
+        // `ClientSession.attach` restarts it for the next exchange).
         connection.stream.startReading(timeout: connection.idleTimeout)
     }
 

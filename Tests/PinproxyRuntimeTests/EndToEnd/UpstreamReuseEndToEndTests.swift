@@ -40,4 +40,39 @@ struct UpstreamReuseEndToEndTests {
         let counts = try handshakes(reuse: #"{ "idle_per_host": 0, "tls_sessions": false }"#)
         #expect(counts == (5, 0), "\(counts)")
     }
+
+    /// timeouts.idle bounds the wait for a response, counted from the request
+    /// (SPEC §2, as HAProxy's `timeout server` and nginx's `proxy_read_timeout`):
+    /// a pooled connection's timer, which counted its idle time, starts again
+    /// when an exchange takes the connection.
+    @Test("a connection taken from the pool late in its idle time gives the next response the whole timeouts.idle")
+    func reusedConnectionWaitsTheWholeIdleTimeout() throws {
+        // idle 4 s. The first request pools the connection; 3 s later the
+        // second asks for an answer the upstream holds for 2 s. Counted from
+        // the last read, the timer fired 1 s after the request: 504.
+        let scenario = try E2EScenario(chain: try TestPKI.chain(), config: #""timeouts": { "idle": "4s" },"#)
+        let first = try scenario.get("/bytes/10")
+        #expect(first.status == 200)
+        Thread.sleep(forTimeInterval: 3)
+        let second = try scenario.get("/slow/2000/10")
+        #expect(second.status == 200, "Proxy-Status: \(second.header("Proxy-Status") ?? "-")")
+        #expect(second.body == TestUpstream.pattern(10))
+        let stats = try scenario.upstream.stats(caFile: scenario.trustStoreFile)
+        // One connection for both requests, plus the stats request's own.
+        #expect(stats["connections"] == 2, "the second request did not reuse the pooled connection: \(stats)")
+    }
+
+    @Test("an upload that outlasts timeouts.idle while its bytes keep coming is relayed and answered, not cut off with 504")
+    func slowUploadOutlastsTheIdleTimeout() throws {
+        // idle 2 s; 6,000 bytes at 1,000 B/s: about 6 s of upload, never 2 s without a byte.
+        let scenario = try E2EScenario(chain: try TestPKI.chain(), config: #""timeouts": { "idle": "2s" },"#)
+        let body = Data((0..<6000).map { UInt8($0 % 251) })
+        let file = scenario.world.directory.path + "/upload.bin"
+        try body.write(to: URL(fileURLWithPath: file))
+        let started = ContinuousClock.now
+        let result = try scenario.get("/echo-length", extra: ["--limit-rate", "1000", "--data-binary", "@" + file], timeout: 30)
+        #expect(started.secondsElapsed > 4, "the upload was not slow: \(started.secondsElapsed) s")
+        #expect(result.status == 200, "Proxy-Status: \(result.header("Proxy-Status") ?? "-")")
+        #expect(String(decoding: result.body, as: UTF8.self).hasPrefix("6000 "))
+    }
 }

@@ -38,8 +38,9 @@ struct E2EScenario {
     }
 
     /// A forward-proxy GET of `http://<host><path>`.
-    func get(_ path: String = "/bytes/100", host: String = TestWorld.apiHost, extra: [String] = []) throws -> Curl.Result {
-        try Curl.run(world.proxyArguments + extra + ["http://\(host)\(path)"], timeout: 15)
+    func get(_ path: String = "/bytes/100", host: String = TestWorld.apiHost, extra: [String] = [],
+             timeout: TimeInterval = 15) throws -> Curl.Result {
+        try Curl.run(world.proxyArguments + extra + ["http://\(host)\(path)"], timeout: timeout)
     }
 
     /// A well-formed pin that matches nothing: the backup pin SPEC §2.1 asks for.

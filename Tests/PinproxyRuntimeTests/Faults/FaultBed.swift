@@ -84,7 +84,7 @@ final class FaultBed {
     func expectNextRequestServed(sourceLocation: SourceLocation = #_sourceLocation) throws {
         let result = try Curl.run(proxyArguments + [goodURL("/bytes/1000")], timeout: 10)
         #expect(result.exitCode == 0, sourceLocation: sourceLocation)
-        #expect(result.status == 200, sourceLocation: sourceLocation)
+        #expect(result.status == 200, "Proxy-Status: \(result.header("Proxy-Status") ?? "-")", sourceLocation: sourceLocation)
         #expect(result.body == TestUpstream.pattern(1000), sourceLocation: sourceLocation)
     }
 }

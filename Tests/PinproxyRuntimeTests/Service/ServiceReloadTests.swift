@@ -18,7 +18,8 @@ struct ServiceReloadTests {
         try service.start()
         let process = try service.running()
         // Threads carry their names into the kernel (top -H, ps -L): the violation log's writer.
-        #expect(ThreadStat.niceValues(ofThreadsNamed: "violation-log", in: process.pid).count == 1)
+        // It names itself once it runs, which can be a moment after READY=1.
+        #expect(eventually(timeout: 10) { ThreadStat.niceValues(ofThreadsNamed: "violation-log", in: process.pid).count == 1 })
 
         // ~3 s at 10 MB/s: still running when the reload happens.
         let download = try BackgroundCurl(["--limit-rate", "10M", "-x", service.proxy,

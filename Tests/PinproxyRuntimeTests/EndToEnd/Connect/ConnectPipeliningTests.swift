@@ -18,7 +18,8 @@ struct ConnectPipeliningTests {
         var upstream: TestUpstream?
         // An unlisted name the world's certificate covers (*.cdn.example.com): a
         // client's own TLS through a blind tunnel, verified against the world's root.
-        bed = try ConnectBed { world in upstream = try world.startUpstream(resolving: [Self.tunnelledTLSAuthority]) }
+        // The trickled ClientHello takes about half a second, and nothing here measures a timeout.
+        bed = try ConnectBed(handshakeTimeout: 20) { world in upstream = try world.startUpstream(resolving: [Self.tunnelledTLSAuthority]) }
         tunnelledTLS = try #require(upstream)
     }
 

@@ -18,7 +18,8 @@ struct InterceptedClientHelloShapeTests {
     let bed: ConnectBed
 
     init() throws {
-        bed = try ConnectBed()
+        // The 1-byte segments take about half a second, and nothing here measures a timeout.
+        bed = try ConnectBed(handshakeTimeout: 20)
     }
 
     struct Shape: CustomTestStringConvertible, Sendable {

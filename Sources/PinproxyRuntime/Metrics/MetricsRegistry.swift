@@ -12,6 +12,15 @@ final class MetricsRegistry: Sendable {
         /// The configured pins' digests (one to one with their `sha256/…` names).
         var pins: [[UInt8]]
         var learns: Bool
+
+        /// The name alone (equality still compares the pins): names are
+        /// unique within a generation, so at most a reload's old and new
+        /// pins share a bucket. Hashing the digests too went byte by byte,
+        /// 64 `Hasher` calls per rule, and was a tenth of loading 100,000 rules.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(rule)
+            hasher.combine(learns)
+        }
     }
 
     private struct State {
@@ -34,6 +43,12 @@ final class MetricsRegistry: Sendable {
             state.listeners[name] = counters
             return counters
         }
+    }
+
+    /// Room for `count` more rules, reserved before a generation asks for
+    /// each of its rules' counters (one growth, not one per doubling).
+    func reserveRules(_ count: Int) {
+        state.withLock { state in state.rules.reserveCapacity(state.rules.count + count) }
     }
 
     /// The counters of `rule` with these pins (their digests, in the

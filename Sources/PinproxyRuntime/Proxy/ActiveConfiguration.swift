@@ -86,6 +86,7 @@ final class ActiveConfiguration: @unchecked Sendable {
         var problems: [String] = []
         var policies: [PreparedPolicy] = []
         policies.reserveCapacity(configuration.policies.rules.count)
+        metrics?.reserveRules(configuration.policies.rules.count + 1)
         let contexts = TLSClientContextCache()
         let materials = PolicyMaterialCache()
         for rule in configuration.policies.rules {

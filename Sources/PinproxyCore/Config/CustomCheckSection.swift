@@ -96,13 +96,15 @@ enum CustomCheckSection {
     /// `timeouts.handshake` ends the handshake first (a 504, not a verdict).
     static func warnAboutTimeouts(rules: [HostRule], defaultPolicy: PolicyTable.DefaultPolicy, handshake: Duration,
                                   into diagnostics: inout ConfigurationDiagnostics) {
-        var policies = rules.map { (JSONPath.root.key("hosts").key($0.key), $0.policy) }
-        if case let .policy(policy) = defaultPolicy { policies.append((JSONPath.root.key("default_policy"), policy)) }
-        for (path, policy) in policies {
-            guard let timeout = policy.customCheck?.timeout, timeout >= handshake else { continue }
-            diagnostics.warn(path.key("timeout"), "timeout \(DurationSyntax.format(timeout)) is not shorter than timeouts.handshake "
+        func check(_ policy: TrustPolicy, at path: @autoclosure () -> JSONPath) {
+            guard let timeout = policy.customCheck?.timeout, timeout >= handshake else { return }
+            diagnostics.warn(path().key("timeout"), "timeout \(DurationSyntax.format(timeout)) is not shorter than timeouts.handshake "
                                 + "\(DurationSyntax.format(handshake)): a handshake ends before its command can answer")
         }
+        // The path is made only for a warning: with 100,000 rules, making one
+        // per rule (and copying every rule into a list) cost 4% of a load.
+        for rule in rules { check(rule.policy, at: JSONPath.root.key("hosts").key(rule.key)) }
+        if case let .policy(policy) = defaultPolicy { check(policy, at: JSONPath.root.key("default_policy")) }
     }
 
     /// A duration string (`"2s"`, `"250ms"`, `"10m"`; `"0s"` where zero is allowed) up to `limit`.

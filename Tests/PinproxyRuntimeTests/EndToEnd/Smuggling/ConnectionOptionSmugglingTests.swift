@@ -70,7 +70,8 @@ extension DesyncSuites {
             #expect(first.json["body_length"] as? Int == (testCase.framing == .none ? 0 : smuggled.utf8.count))
 
             let canary = try bed.get("/b-\(number)")
-            #expect(canary?.json["target"] as? String == "/b-\(number)", "B got \(canary?.bodyText ?? "nothing")")
+            #expect(canary?.json["target"] as? String == "/b-\(number)",
+                    "B got \(canary?.bodyText ?? "nothing"); the origin read B \(bed.origin.requests(containing: "/b-\(number)").count) time(s)")
             #expect(SmugglingBed.connection(of: canary) == SmugglingBed.connection(of: first),
                     "B did not reuse A's upstream connection: the pool retired it")
             #expect(bed.origin.requests(containing: "/smuggled-\(number)").isEmpty, "the origin read the smuggled request")

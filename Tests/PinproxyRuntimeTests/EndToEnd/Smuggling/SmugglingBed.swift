@@ -41,6 +41,9 @@ final class SmugglingBed: @unchecked Sendable {
     /// Sends `bytes` on a new client connection (forward listener unless `port`
     /// says otherwise) and reads `count` responses; without a count it
     /// half-closes and reads every response until pinproxy closes.
+    ///
+    /// A response that is due may take `Self.answerTimeout`; the read that
+    /// only finds the close (no count) gives up after 5 s.
     func send(_ bytes: [UInt8], port: UInt16? = nil, count: Int? = nil) throws -> [RawHTTPResponse] {
         let client = try RawClient(port: port ?? proxy.forwardPort)
         client.send(bytes)
@@ -48,18 +51,23 @@ final class SmugglingBed: @unchecked Sendable {
         var pending: [UInt8] = []
         var responses: [RawHTTPResponse] = []
         while responses.count < (count ?? .max),
-              let response = RawHTTPResponse.read(from: client, pending: &pending, timeout: 5) {
+              let response = RawHTTPResponse.read(from: client, pending: &pending, timeout: count == nil ? 5 : Self.answerTimeout) {
             responses.append(response)
         }
         return responses
     }
+
+    /// How long an answer that must come may take. Under AddressSanitizer,
+    /// beside the other suites, a canary once had no answer after 5 s (and
+    /// 1 s is usual); a missing answer is a failure either way, only later.
+    static let answerTimeout: TimeInterval = 20
 
     /// One GET of `target` on a new connection; its response.
     func get(_ target: String) throws -> RawHTTPResponse? {
         let client = try RawClient(port: proxy.forwardPort)
         client.send("GET http://api.example.com\(target) HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
         var pending: [UInt8] = []
-        return RawHTTPResponse.read(from: client, pending: &pending, timeout: 5)
+        return RawHTTPResponse.read(from: client, pending: &pending, timeout: Self.answerTimeout)
     }
 
     /// The origin connection a recorded response came over.

@@ -9,8 +9,8 @@ import Foundation
 /// a small share (weight 15 against the loop's 1,024) and lets a loop that
 /// wakes preempt it. At the default priority, reloads of 100,000 rules on
 /// the loop's CPU cut a keep-alive load's requests/s by 38-43% and raised
-/// its p99 1.3-4x (`bench/reload.sh`); at nice 19, requests/s stayed within
-/// -7% to +13% of a run without reloads and p99 within 1.0-1.9x. The
+/// its p99 1.3-4x (`bench/reload.sh`); at nice 19, in seven runs, requests/s
+/// were -12% to +20% of a run without reloads and p99 0.9-1.9x. The
 /// price: on CPUs the loops saturate, a build waits for idle time, so a
 /// reload takes longer (the old generation serves, with its policies, until
 /// then).

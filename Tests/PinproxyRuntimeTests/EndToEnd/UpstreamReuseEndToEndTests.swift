@@ -42,7 +42,8 @@ struct UpstreamReuseEndToEndTests {
     }
 
     /// timeouts.idle bounds the wait for a response, counted from the request
-    /// (SPEC §2, as HAProxy's `timeout server` and nginx's `proxy_read_timeout`):
+    /// (docs/configuration.md; SPEC §2 names the timeout but not when it
+    /// starts; as nginx's `proxy_read_timeout`):
     /// a pooled connection's timer, which counted its idle time, starts again
     /// when an exchange takes the connection.
     @Test("a connection taken from the pool late in its idle time gives the next response the whole timeouts.idle")

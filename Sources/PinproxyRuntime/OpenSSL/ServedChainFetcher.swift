@@ -104,8 +104,15 @@ public final class ServedChainFetcher {
                 throw Failure(description: "connect to \(address): \(String(cString: strerror(errno)))")
             }
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-            let ready = poll(&poller, 1, milliseconds)
+            // poll(2) is never restarted after a signal handler (signal(7)):
+            // an interrupted wait goes on for what is left of the timeout.
+            let deadline = ContinuousClock.now.advanced(by: timeout)
+            var ready: Int32
+            repeat {
+                let left = ContinuousClock.now.duration(to: deadline)
+                let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                ready = poll(&poller, 1, Int32(clamping: milliseconds))
+            } while ready < 0 && errno == EINTR
             guard ready > 0 else { throw Failure(description: "connect to \(address) timed out") }
             var code: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)

@@ -32,14 +32,32 @@ struct SocketActivationTests {
         return fd
     }
 
+    /// Copies of `a` and `b` at two consecutive free descriptors (systemd's
+    /// `SD_LISTEN_FDS_START` layout), the first returned. fcntl(F_DUPFD) takes
+    /// the lowest free number at or above the one asked for, so no descriptor
+    /// that another test holds is ever replaced (as dup2 onto a fixed number
+    /// would, closing it under that test).
+    private static func consecutiveCopies(of a: Int32, _ b: Int32) throws -> Int32 {
+        var floor: Int32 = 100
+        for _ in 0..<1000 {
+            let first = fcntl(a, F_DUPFD, floor)
+            try #require(first >= 0, "F_DUPFD: errno \(errno)")
+            let second = fcntl(b, F_DUPFD, first + 1)
+            try #require(second >= 0, "F_DUPFD: errno \(errno)")
+            if second == first + 1 { return first }
+            close(first)
+            close(second)
+            floor = second + 1
+        }
+        throw TestFailure("no two consecutive free descriptors")
+    }
+
     @Test("inherited sockets are listed with their names and bound addresses")
     func inherited() throws {
         let v4 = try listeningSocket(ipv6: false)
         let v6 = try listeningSocket(ipv6: true)
         defer { close(v4); close(v6) }
-        // Two free consecutive descriptors far above what the test process holds.
-        let first: Int32 = 900
-        try #require(dup2(v4, first) == first && dup2(v6, first + 1) == first + 1)
+        let first = try Self.consecutiveCopies(of: v4, v6)
         defer { close(first); close(first + 1) }
         let port4 = try #require(SocketActivation.boundAddress(of: v4)?.split(separator: ":").last)
         let port6 = try #require(SocketActivation.boundAddress(of: v6)?.split(separator: ":").last)

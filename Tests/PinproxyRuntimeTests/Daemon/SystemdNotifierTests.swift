@@ -33,7 +33,8 @@ private final class NotifySocket {
 
     func receive() -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(descriptor, &buffer, buffer.count, 0)
+        var count: Int
+        repeat { count = recv(descriptor, &buffer, buffer.count, 0) } while count < 0 && errno == EINTR
         return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
     }
 }

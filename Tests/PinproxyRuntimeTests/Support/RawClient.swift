@@ -54,6 +54,7 @@ final class RawClient {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno == EINTR { continue }
             if sent <= 0 { return false }
             offset += sent
         }
@@ -67,9 +68,24 @@ final class RawClient {
     func shutdownWrite() { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// True when a read would not block within `timeout` (data, EOF or error).
+    /// A signal that interrupts the wait (the runner's other threads spawn
+    /// processes all along) is no answer: the wait goes on for what is left.
     func isReadable(within timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, Int32(timeout * 1000)) > 0
+        while true {
+            let left = max(0, deadline.timeIntervalSinceNow)
+            let ready = poll(&entry, 1, Int32((left * 1000).rounded(.up)))
+            if ready >= 0 || errno != EINTR { return ready > 0 }
+        }
+    }
+
+    /// recv(2), again when a signal interrupted it before any byte arrived.
+    private func receive(into buffer: inout [UInt8], atMost count: Int) -> Int {
+        while true {
+            let received = recv(descriptor, &buffer, count, 0)
+            if received >= 0 || errno != EINTR { return received }
+        }
     }
 
     /// Reads until the server closes, resets, `limit` bytes arrived, or `timeout` passes.
@@ -80,7 +96,7 @@ final class RawClient {
         while received.count < limit {
             let left = deadline.timeIntervalSinceNow
             guard left > 0, isReadable(within: left) else { return (received, .timedOut) }
-            let count = recv(descriptor, &buffer, min(buffer.count, limit - received.count), 0)
+            let count = receive(into: &buffer, atMost: min(buffer.count, limit - received.count))
             if count == 0 { return (received, .closed) }
             if count < 0 { return (received, errno == ECONNRESET ? .reset : .closed) }
             received.append(contentsOf: buffer[0..<count])
@@ -93,7 +109,7 @@ final class RawClient {
     func readSome(timeout: TimeInterval) -> (data: [UInt8], ending: Ending?) {
         guard isReadable(within: timeout) else { return ([], nil) }
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let count = recv(descriptor, &buffer, buffer.count, 0)
+        let count = receive(into: &buffer, atMost: buffer.count)
         if count == 0 { return ([], .closed) }
         if count < 0 { return ([], errno == ECONNRESET ? .reset : .closed) }
         return (Array(buffer[0..<count]), nil)

@@ -59,7 +59,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PinproxyRuntimeTests",
-            dependencies: ["PinproxyCore", "PinproxyRuntime", "COpenSSL", "CLibevent"],
+            dependencies: ["PinproxyCore", "PinproxyRuntime", "COpenSSL", "CLibevent", "CProcess"],
             exclude: ["Fixtures"]
         ),
     ],

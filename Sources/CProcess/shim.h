@@ -1,4 +1,5 @@
-// Child processes for the custom policy's command (CustomCheckProcess):
+// Child processes for the custom policy's command (CustomCheckProcess) and
+// for the tests' tools (ChildProcess):
 // posix_spawn and the glibc pieces Swift's Glibc module leaves out
 // (posix_spawn_file_actions_addclosefrom_np, glibc 2.34; pidfd_open, 2.36).
 // Forward-only: every choice (which fds, which signals) is made in Swift.
@@ -17,6 +18,10 @@
 
 static inline int shim_posix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+// Test support (ChildProcess) starts tools in a working directory of their own.
+static inline int shim_posix_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
 }
 // glibc declares pipe2 only under _GNU_SOURCE (see above); the function is always there.
 extern int pipe2(int pipedes[2], int flags);

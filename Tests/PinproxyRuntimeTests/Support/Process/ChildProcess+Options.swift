@@ -5,9 +5,10 @@ extension ChildProcess {
     /// service manager or a careless parent would hand it (signal mask,
     /// inherited listening sockets, descriptor limit).
     ///
-    /// Why a python exec wrapper for the last three: Foundation.Process passes
-    /// on the signal mask of the thread that spawns it (the test runner's
-    /// threads block almost every signal, measured SigBlk fffffffe3bfbea27, so
+    /// Why a python exec wrapper for the last three: the spawn (as
+    /// Foundation.Process's did) passes on the signal mask of the thread that
+    /// spawns it (the test runner's threads block almost every signal,
+    /// measured SigBlk fffffffe3bfbea27, so
     /// a daemon that relied on it would never see SIGHUP or SIGTERM); it
     /// cannot place a socket at fd 3; it cannot set `LISTEN_PID` to the
     /// child's own pid, which exists only after the fork; and it cannot set an
@@ -18,7 +19,7 @@ extension ChildProcess {
     struct Options {
         /// The signal mask the child starts with.
         enum SignalMask: Equatable {
-            /// Whatever the spawning test thread has (Foundation.Process's behaviour).
+            /// Whatever the spawning test thread has (Foundation.Process's behaviour, kept).
             case inherited
             /// Empty, as systemd starts a service.
             case clean

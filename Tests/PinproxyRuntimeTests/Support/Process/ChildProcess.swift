@@ -1,4 +1,6 @@
+internal import CProcess
 import Foundation
+import Synchronization
 
 /// A child process a test starts, talks to with signals, reads and waits on:
 /// the `pinproxy` binary above all (`PinproxyBinary`), and the tools around it
@@ -8,11 +10,19 @@ import Foundation
 /// child never blocks on a full pipe and a test can read either while the
 /// child runs. The child is SIGKILLed when the value is released, so a failed
 /// test leaves nothing running. Waiting for the exit is bounded and needs no
-/// polling: Foundation reports the termination.
+/// polling: a thread of the child's own waits for it.
+///
+/// Why posix_spawn and not Foundation.Process: Swift 6.3.1's Process.run()
+/// lists /proc/self/fd with a read of 256 bytes past each directory entry
+/// (swift-corelibs-foundation PR #5472) and crashes, now and then, once the
+/// runner holds the ~1,800 descriptors a full run does (seen in `make test`:
+/// "Bad pointer dereference" in Process.run). The child here is started as
+/// Process started it: in a process group of its own, the spawning thread's
+/// signal mask, stdin from /dev/null, and no descriptor but 0-2 (closefrom).
 ///
 /// How the child starts is `Options`: its environment, and, through a python
-/// exec wrapper where Foundation.Process cannot do it, its signal mask,
-/// inherited listening sockets and descriptor limit (see `Options`).
+/// exec wrapper where a plain spawn cannot do it, its signal mask, inherited
+/// listening sockets and descriptor limit (see `Options`).
 final class ChildProcess: @unchecked Sendable {
     /// Which output file to read.
     enum Stream { case stdout, stderr }
@@ -30,12 +40,15 @@ final class ChildProcess: @unchecked Sendable {
 
     /// What was asked to run (behind the wrapper, when there is one).
     let executable: String
-    private let process = Process()
+    let pid: Int32
     private let outputs: TemporaryDirectory
-    // Signalled once by Foundation's termination handler, then again by every
-    // wait that took it, so it stays signalled after the exit.
+    /// The exit status once the child has ended (the signal number for a
+    /// child a signal ended); nil while it may still run, and until then its
+    /// pid cannot be reused, so a signal sent under this lock reaches it.
+    private let ending = Ending()
+    // Signalled once by the waiting thread, then again by every wait that
+    // took it, so it stays signalled after the exit.
     private let exited = DispatchSemaphore(value: 0)
-    private var isLaunched = false
 
     /// Starts `executable arguments…` as `options` say.
     init(_ executable: String, _ arguments: [String] = [], options: Options = Options()) throws {
@@ -45,20 +58,54 @@ final class ChildProcess: @unchecked Sendable {
         }
         self.executable = executable
         outputs = try TemporaryDirectory()
-        let command = options.command(running: executable, arguments)
-        process.executableURL = URL(fileURLWithPath: command.executable)
-        process.arguments = command.arguments
-        process.environment = options.childEnvironment()
-        if let directory = options.workingDirectory {
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        // There before the child starts, so a test reads "" rather than a missing file.
+        for name in ["stdout", "stderr"] where !FileManager.default.createFile(atPath: outputs.file(name), contents: nil) {
+            throw TestFailure("cannot create \(outputs.file(name))")
         }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try Self.outputFile(outputs.file("stdout"))
-        process.standardError = try Self.outputFile(outputs.file("stderr"))
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        isLaunched = true
+        let command = options.command(running: executable, arguments)
+        pid = try Self.spawn(command.executable, command.arguments, environment: options.childEnvironment(),
+                             workingDirectory: options.workingDirectory,
+                             stdout: outputs.file("stdout"), stderr: outputs.file("stderr"))
+        let thread = Thread { [pid, ending, exited] in
+            // Wait without reaping, record the ending under the lock, then
+            // reap: no signal sent under the lock can reach a reused pid.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+            ending.state.withLock { ending in
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                ending = shim_WIFSIGNALED(status) != 0 ? shim_WTERMSIG(status) : shim_WEXITSTATUS(status)
+            }
+            exited.signal()
+        }
+        thread.name = "child-\(pid)"
+        thread.start()
+    }
+
+    private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
+                              workingDirectory: String?, stdout: String, stderr: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // The runner's sockets stay with the runner: a child holding a copy
+        // would keep a peer from ever seeing a close.
+        shim_posix_spawn_file_actions_addclosefrom(&actions, 3)
+        if let workingDirectory { shim_posix_spawn_file_actions_addchdir(&actions, workingDirectory) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard status == 0 else { throw TestFailure("posix_spawn \(executable): \(String(cString: strerror(status)))") }
+        return child
     }
 
     deinit { kill() }
@@ -81,19 +128,20 @@ final class ChildProcess: @unchecked Sendable {
         try run("/bin/sh", ["-c", command], timeout: timeout)
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { ending.state.withLock { $0 == nil } }
     var stdoutText: String { contents(of: outputs.file("stdout")) }
     var stderrText: String { contents(of: outputs.file("stderr")) }
 
     func text(of stream: Stream) -> String { stream == .stdout ? stdoutText : stderrText }
 
-    func send(_ signal: Int32) { Glibc.kill(pid, signal) }
+    /// Sends `signal` unless the child has ended (its pid may be another's by then).
+    func send(_ signal: Int32) {
+        ending.state.withLock { if $0 == nil { _ = Glibc.kill(pid, signal) } }
+    }
 
     /// SIGKILL, then waits for the exit (nothing to do once it has ended).
     func kill() {
-        guard isLaunched else { return }
-        if process.isRunning { Glibc.kill(pid, SIGKILL) }
+        send(SIGKILL)
         _ = waitForExit(timeout: 10)
     }
 
@@ -102,7 +150,7 @@ final class ChildProcess: @unchecked Sendable {
     func waitForExit(timeout: TimeInterval) -> Int32? {
         guard exited.wait(timeout: .now() + timeout) == .success else { return nil }
         exited.signal()
-        return process.terminationStatus
+        return ending.state.withLock { $0 }
     }
 
     /// Waits until `find` finds what it looks for in `stream` and returns it.
@@ -123,9 +171,10 @@ final class ChildProcess: @unchecked Sendable {
     func waitForStderr(containing text: String, timeout: TimeInterval = 15) throws {
         _ = try waitForOutput(on: .stderr, timeout: timeout) { $0.contains(text) ? true : nil }
     }
+}
 
-    private static func outputFile(_ path: String) throws -> FileHandle {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw TestFailure("cannot create \(path)") }
-        return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-    }
+/// A child's ending, shared with the thread that waits for it (which must
+/// not keep the `ChildProcess` alive: releasing that kills the child).
+private final class Ending: Sendable {
+    let state = Mutex<Int32?>(nil)
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+@testable import PinproxyRuntime
 
 /// Independent X.509 path validators run as child processes on PEM files:
 /// OpenSSL's `openssl verify`, Go's `crypto/x509` and Java's PKIX
@@ -58,7 +58,7 @@ enum ChainVerifiers {
 
     /// The Go helper, built once per test run into a temporary directory
     /// (a first Go build takes a while; GOCACHE stays in the temp dir for later runs).
-    private static let goBinary = Mutex<Result<String, TestFailure>?>(nil)
+    private static let goBinary = Locked<Result<String, TestFailure>?>(nil)
 
     static func goVerifierBinary() throws -> String {
         try goBinary.withLock { cached in
@@ -129,7 +129,7 @@ enum ChainVerifiers {
     }
     """
 
-    private static let javaFile = Mutex<String?>(nil)
+    private static let javaFile = Locked<String?>(nil)
 
     static func java(root: String, intermediate: String, leaf: String) throws -> Verdict {
         guard let javaTool else { throw TestFailure("java is not installed") }

@@ -1,7 +1,6 @@
 import Foundation
 import PinproxyCore
 @testable import PinproxyRuntime
-import Synchronization
 import Testing
 
 /// Leaves (SPEC §3.1): ECDSA P-256, the host as the only SAN, 7 days, cached
@@ -107,7 +106,7 @@ struct LeafIssuanceTests {
         let ca = try TestCA(names: ["example.com"])
         let host = try Self.host("api.example.com")
         let authority = ca.authority
-        let serials = Mutex<Set<[UInt8]>>([])
+        let serials = Locked<Set<[UInt8]>>([])
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             if let leaf = try? authority.leaf(for: host) { serials.withLock { _ = $0.insert(leaf.serialNumber) } }
         }

@@ -2,7 +2,6 @@ import COpenSSL
 import Foundation
 import PinproxyCore
 @testable import PinproxyRuntime
-import Synchronization
 import Testing
 
 /// The consumer of `InterceptionAuthority.makeConnection`: a `TLSStream` in
@@ -30,7 +29,7 @@ struct ServerStreamTests {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
         let clientSocket = pair[0], serverSocket = pair[1]
         let root = ca.file("root.pem")
-        let clientError = Mutex<String?>(nil)
+        let clientError = Locked<String?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             defer { close(clientSocket); done.signal() }

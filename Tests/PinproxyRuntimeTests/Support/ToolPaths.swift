@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+@testable import PinproxyRuntime
 
 /// Where the repository's test tools are, found from this file's location so
 /// the tests run the same from any working directory.
@@ -24,7 +24,7 @@ enum ToolPaths {
     /// Ports already handed out in this process. The kernel may give the same
     /// ephemeral port to two probes in a row once the first is closed, and a
     /// test that asked for two ports then configured one address twice.
-    private static let handedOut = Mutex<Set<UInt16>>([])
+    private static let handedOut = Locked<Set<UInt16>>([])
 
     /// A port that was free a moment ago on 127.0.0.1, never one returned before.
     static func freePort() -> UInt16 {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+@testable import PinproxyRuntime
 import Testing
 
 /// A Go program on the standard library (Tests/Tools/go-https-client):
@@ -13,7 +13,7 @@ struct GoHTTPSClient: HTTPSClient {
     /// Built once per test run (the first build takes seconds), into a
     /// folder of this process that is removed at exit; the build cache is
     /// shared with the CA tests' Go verifier, offline, on the installed toolchain.
-    private static let built = Mutex<Result<String, TestFailure>?>(nil)
+    private static let built = Locked<Result<String, TestFailure>?>(nil)
     static let folder = NSTemporaryDirectory() + "pinproxy-go-https-client-\(getpid())"
 
     static func binary() throws -> String {

@@ -1,6 +1,6 @@
 internal import CProcess
 import Foundation
-import Synchronization
+@testable import PinproxyRuntime
 
 /// A child process a test starts, talks to with signals, reads and waits on:
 /// the `pinproxy` binary above all (`PinproxyBinary`), and the tools around it
@@ -45,7 +45,8 @@ final class ChildProcess: @unchecked Sendable {
     /// The exit status once the child has ended (the signal number for a
     /// child a signal ended); nil while it may still run, and until then its
     /// pid cannot be reused, so a signal sent under this lock reaches it.
-    private let ending = Ending()
+    /// (`Locked`, not `Mutex`: the thread sanitizer cannot see `Mutex`'s ordering.)
+    private let ending = Locked<Int32?>(nil)
     // Signalled once by the waiting thread, then again by every wait that
     // took it, so it stays signalled after the exit.
     private let exited = DispatchSemaphore(value: 0)
@@ -71,7 +72,7 @@ final class ChildProcess: @unchecked Sendable {
             // reap: no signal sent under the lock can reach a reused pid.
             var info = siginfo_t()
             while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
-            ending.state.withLock { ending in
+            ending.withLock { ending in
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 ending = shim_WIFSIGNALED(status) != 0 ? shim_WTERMSIG(status) : shim_WEXITSTATUS(status)
@@ -128,7 +129,7 @@ final class ChildProcess: @unchecked Sendable {
         try run("/bin/sh", ["-c", command], timeout: timeout)
     }
 
-    var isRunning: Bool { ending.state.withLock { $0 == nil } }
+    var isRunning: Bool { ending.withLock { $0 == nil } }
     var stdoutText: String { contents(of: outputs.file("stdout")) }
     var stderrText: String { contents(of: outputs.file("stderr")) }
 
@@ -136,7 +137,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Sends `signal` unless the child has ended (its pid may be another's by then).
     func send(_ signal: Int32) {
-        ending.state.withLock { if $0 == nil { _ = Glibc.kill(pid, signal) } }
+        ending.withLock { if $0 == nil { _ = Glibc.kill(pid, signal) } }
     }
 
     /// SIGKILL, then waits for the exit (nothing to do once it has ended).
@@ -150,7 +151,7 @@ final class ChildProcess: @unchecked Sendable {
     func waitForExit(timeout: TimeInterval) -> Int32? {
         guard exited.wait(timeout: .now() + timeout) == .success else { return nil }
         exited.signal()
-        return ending.state.withLock { $0 }
+        return ending.withLock { $0 }
     }
 
     /// Waits until `find` finds what it looks for in `stream` and returns it.
@@ -171,10 +172,4 @@ final class ChildProcess: @unchecked Sendable {
     func waitForStderr(containing text: String, timeout: TimeInterval = 15) throws {
         _ = try waitForOutput(on: .stderr, timeout: timeout) { $0.contains(text) ? true : nil }
     }
-}
-
-/// A child's ending, shared with the thread that waits for it (which must
-/// not keep the `ChildProcess` alive: releasing that kills the child).
-private final class Ending: Sendable {
-    let state = Mutex<Int32?>(nil)
 }

@@ -6,6 +6,8 @@
 #   bench/request-cost.sh                  # CG_FEW=500 CG_MANY=2500 keep-alive GETs of 100 B
 #   MODE=close bench/request-cost.sh       # the same, each on a new client connection
 #                                          # with Connection: close (the upstream stays pooled)
+#   TARGET=haproxy bench/request-cost.sh   # HAProxy configured as in bench/run.sh, measured the
+#                                          # same way: the anchor for pinproxy's figures
 #
 # pinproxy (release build, one loop, the pinned gateway of bench/run.sh) runs in
 # front of one nginx TLS upstream. It runs under callgrind for CG_FEW and then
@@ -24,6 +26,11 @@ case "$MODE" in
     close) REQUEST_FLAGS=() ;;
     *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
 esac
+TARGET="${TARGET:-pinproxy}"
+case "$TARGET" in
+    pinproxy|haproxy) ;;
+    *) echo "TARGET is pinproxy or haproxy, not $TARGET" >&2; exit 2 ;;
+esac
 PORT_BASE="${PORT_BASE:-28500}"
 UP_PORT=$((PORT_BASE + 0))
 PROXY_PORT=$((PORT_BASE + 1))
@@ -32,7 +39,11 @@ WORK="$OUT/cost"
 
 trap cleanup_started EXIT INT TERM
 install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgrind strace:strace
-[ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
+if [ "$TARGET" = haproxy ]; then
+    install_missing haproxy:haproxy
+else
+    [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
+fi
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 make_bench_pki "$WORK"
@@ -48,6 +59,29 @@ cat > "$WORK/pinproxy.json" <<CONF
   "threads": 1
 }
 CONF
+# HAProxy as bench/run.sh configures it: server-side reuse always, verified TLS with SNI and host check.
+cat > "$WORK/haproxy.cfg" <<CONF
+global
+    nbthread 1
+    log stderr format raw local0 emerg
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+frontend fe
+    bind 127.0.0.1:$PROXY_PORT
+    default_backend be
+backend be
+    http-reuse always
+    server s1 127.0.0.1:$UP_PORT ssl verify required ca-file $WORK/ca.pem sni str($HOST_NAME) verifyhost $HOST_NAME alpn http/1.1
+CONF
+case "$TARGET" in
+    pinproxy) PROXY_COMMAND=("$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning) ;;
+    haproxy) PROXY_COMMAND=(haproxy -db -f "$WORK/haproxy.cfg") ;;
+esac
 nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
 STARTED_PIDS+=("$!")
 wait_port "$UP_PORT"
@@ -57,17 +91,19 @@ run_counted() {
     local tool="$1" count="$2" pid
     case "$tool" in
         callgrind) valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.$count" \
-                       "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning 2>>"$WORK/logs/tool.err" & ;;
-        strace) strace -f -c -o "$WORK/strace.$count" \
-                    "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning 2>>"$WORK/logs/tool.err" & ;;
+                       "${PROXY_COMMAND[@]}" 2>>"$WORK/logs/tool.err" & ;;
+        strace) strace -f -c -o "$WORK/strace.$count" "${PROXY_COMMAND[@]}" 2>>"$WORK/logs/tool.err" & ;;
     esac
     pid=$!
     STARTED_PIDS+=("$pid")
     wait_port "$PROXY_PORT" 60
     python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$count" "${REQUEST_FLAGS[@]}" \
         || die "pinproxy under $tool: requests failed"
-    # The daemon itself gets SIGINT (its drain): strace would only detach from it.
-    if [ "$tool" = strace ]; then pkill -INT -P "$pid"; else kill -INT "$pid"; fi
+    # The daemon itself gets the signal: strace would only detach from it. pinproxy drains on
+    # SIGINT; HAProxy in the foreground (-db) stops at once on SIGTERM (SIGINT alone does not).
+    local stop=INT
+    [ "$TARGET" = haproxy ] && stop=TERM
+    if [ "$tool" = strace ]; then pkill "-$stop" -P "$pid"; else kill "-$stop" "$pid"; fi
     wait "$pid" 2>/dev/null || true
 }
 
@@ -78,12 +114,12 @@ many_ir=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$CG_MANY")
 # strace -c's last line: "100.00 <seconds> <usecs/call> <calls> [<errors>] total"
 few_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_FEW")
 many_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_MANY")
-python3 - "$MODE" "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
+python3 - "$TARGET" "$MODE" "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
 import sys
-mode = sys.argv[1]
-few, many, few_ir, many_ir, few_sc, many_sc = map(int, sys.argv[2:])
+target, mode = sys.argv[1:3]
+few, many, few_ir, many_ir, few_sc, many_sc = map(int, sys.argv[3:])
 span = many - few
-print(f"{mode} request cost ({few} and {many} requests, difference):")
+print(f"{target}: {mode} request cost ({few} and {many} requests, difference):")
 print(f"  instructions per request  {(many_ir - few_ir) / span:,.0f}   (callgrind totals {few_ir:,} / {many_ir:,})")
 print(f"  syscalls per request      {(many_sc - few_sc) / span:.2f}   (strace -c totals {few_sc:,} / {many_sc:,})")
 PY

@@ -137,6 +137,35 @@ http {
 CONF
 }
 
+# write_haproxy_conf DIR PORT UP_PORT THREADS — DIR/haproxy.cfg: HAProxy at its best in front
+# of the upstream at 127.0.0.1:UP_PORT (server-side reuse always, verified TLS with SNI + host
+# check, ALPN http/1.1), listening on 127.0.0.1:PORT with THREADS threads.
+write_haproxy_conf() {
+    local dir="$1" port="$2" up_port="$3" threads="$4"
+    cat > "$dir/haproxy.cfg" <<CONF
+global
+    nbthread $threads
+    maxconn 10100
+    # 10,000 held clients (memory mode) need only ~10,100 descriptors with server-side reuse;
+    # don't refuse to start because 2 x maxconn exceeds a 20,000 hard limit.
+    no strict-limits
+    log stderr format raw local0 emerg
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+frontend fe
+    bind 127.0.0.1:$port
+    default_backend be
+backend be
+    http-reuse always
+    server s1 127.0.0.1:$up_port ssl verify required ca-file $dir/ca.pem sni str($HOST_NAME) verifyhost $HOST_NAME alpn http/1.1
+CONF
+}
+
 # wait_port PORT [SECONDS] — until something accepts on 127.0.0.1:PORT.
 wait_port() {
     local port="$1" limit="${2:-15}" i

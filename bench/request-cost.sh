@@ -59,25 +59,7 @@ cat > "$WORK/pinproxy.json" <<CONF
   "threads": 1
 }
 CONF
-# HAProxy as bench/run.sh configures it: server-side reuse always, verified TLS with SNI and host check.
-cat > "$WORK/haproxy.cfg" <<CONF
-global
-    nbthread 1
-    log stderr format raw local0 emerg
-defaults
-    mode http
-    option http-keep-alive
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-frontend fe
-    bind 127.0.0.1:$PROXY_PORT
-    default_backend be
-backend be
-    http-reuse always
-    server s1 127.0.0.1:$UP_PORT ssl verify required ca-file $WORK/ca.pem sni str($HOST_NAME) verifyhost $HOST_NAME alpn http/1.1
-CONF
+write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
 case "$TARGET" in
     pinproxy) PROXY_COMMAND=("$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning) ;;
     haproxy) PROXY_COMMAND=(haproxy -db -f "$WORK/haproxy.cfg") ;;

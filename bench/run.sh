@@ -117,29 +117,7 @@ for variant in fresh fresh-ca; do
 EOF
 done
 
-# haproxy at its best: server-side reuse always, verified TLS with SNI + host check, ALPN http/1.1.
-cat > "$WORK/haproxy.cfg" <<EOF
-global
-    nbthread $WORKERS
-    maxconn 10100
-    # 10,000 held clients (memory mode) need only ~10,100 descriptors with server-side reuse;
-    # don't refuse to start because 2 x maxconn exceeds a 20,000 hard limit.
-    no strict-limits
-    log stderr format raw local0 emerg
-defaults
-    mode http
-    option http-keep-alive
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-frontend fe
-    bind 127.0.0.1:${PORT[haproxy]}
-    default_backend be
-backend be
-    http-reuse always
-    server s1 127.0.0.1:$UP_PORT ssl verify required ca-file $WORK/ca.pem sni str($HOST_NAME) verifyhost $HOST_NAME alpn http/1.1
-EOF
+write_haproxy_conf "$WORK" "${PORT[haproxy]}" "$UP_PORT" "$WORKERS"
 
 # nginx as proxy at its best: upstream keepalive pool large enough for 128 clients and
 # Connection "" (any proxy_set_header without it silently loses upstream keep-alive).

@@ -13,8 +13,9 @@ import Foundation
 /// polling: a thread of the child's own waits for it.
 ///
 /// Why posix_spawn and not Foundation.Process: Swift 6.3.1's Process.run()
-/// lists /proc/self/fd with a read of 256 bytes past each directory entry
-/// (swift-corelibs-foundation PR #5472) and crashes, now and then, once the
+/// lists /proc/self/fd copying all 256 bytes of each entry's `d_name`, past
+/// the end of a short record at the end of readdir's buffer
+/// (swift-corelibs-foundation PR #5472), and crashes, now and then, once the
 /// runner holds the ~1,800 descriptors a full run does (seen in `make test`:
 /// "Bad pointer dereference" in Process.run). The child here is started as
 /// Process started it: in a process group of its own, the spawning thread's

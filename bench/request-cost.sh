@@ -9,12 +9,13 @@
 #   TARGET=haproxy bench/request-cost.sh   # HAProxy configured as in bench/run.sh, measured the
 #                                          # same way: the anchor for pinproxy's figures
 #
-# pinproxy (release build, one loop, the pinned gateway of bench/run.sh) runs in
-# front of one nginx TLS upstream. It runs under callgrind for CG_FEW and then
-# CG_MANY sequential keep-alive requests on one client connection; the
-# difference of the totals over the difference of the counts is the cost per
-# request without start-up, the first handshake and shutdown. Then it runs
-# under `strace -f -c` the same way for syscalls per request.
+# pinproxy (release build, one loop, the pinned gateway of bench/run.sh), or
+# HAProxy with TARGET=haproxy, runs in front of one nginx TLS upstream. It runs
+# under callgrind for CG_FEW and then CG_MANY sequential keep-alive requests on
+# one client connection; the difference of the totals over the difference of
+# the counts is the cost per request without start-up, the first handshake and
+# shutdown. Then it runs under `strace -f -c` the same way for syscalls per
+# request.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -80,7 +81,7 @@ run_counted() {
     STARTED_PIDS+=("$pid")
     wait_port "$PROXY_PORT" 60
     python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$count" "${REQUEST_FLAGS[@]}" \
-        || die "pinproxy under $tool: requests failed"
+        || die "$TARGET under $tool: requests failed"
     # The daemon itself gets the signal: strace would only detach from it. pinproxy drains on
     # SIGINT; HAProxy in the foreground (-db) stops at once on SIGTERM (SIGINT alone does not).
     local stop=INT

@@ -33,8 +33,7 @@ private final class NotifySocket {
 
     func receive() -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var count: Int
-        repeat { count = recv(descriptor, &buffer, buffer.count, 0) } while count < 0 && errno == EINTR
+        let count = SocketWait.receive(descriptor, into: &buffer, atMost: buffer.count)
         return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
     }
 }

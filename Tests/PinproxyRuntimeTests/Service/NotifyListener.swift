@@ -35,18 +35,9 @@ final class NotifyListener {
 
     /// The next datagram, or nil when none arrives within `timeout`.
     func receive(timeout: TimeInterval) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        // A signal (the runner spawns processes on other threads) interrupts
-        // the wait without answering it: wait again for what is left.
-        var ready: Int32
-        repeat {
-            ready = poll(&poller, 1, Int32((max(0, deadline.timeIntervalSinceNow) * 1000).rounded(.up)))
-        } while ready < 0 && errno == EINTR
-        guard ready == 1 else { return nil }
+        guard SocketWait.readable(descriptor, within: timeout) else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var count: Int
-        repeat { count = recv(descriptor, &buffer, buffer.count, 0) } while count < 0 && errno == EINTR
+        let count = SocketWait.receive(descriptor, into: &buffer, atMost: buffer.count)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count], as: UTF8.self)
     }

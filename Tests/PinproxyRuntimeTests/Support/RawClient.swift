@@ -67,25 +67,10 @@ final class RawClient {
     /// Half-close: the request is complete, the answer is still wanted.
     func shutdownWrite() { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
 
-    /// True when a read would not block within `timeout` (data, EOF or error).
-    /// A signal that interrupts the wait (the runner's other threads spawn
-    /// processes all along) is no answer: the wait goes on for what is left.
+    /// True when a read would not block within `timeout` (data, EOF or error);
+    /// a signal is no answer (`SocketWait`).
     func isReadable(within timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while true {
-            let left = max(0, deadline.timeIntervalSinceNow)
-            let ready = poll(&entry, 1, Int32((left * 1000).rounded(.up)))
-            if ready >= 0 || errno != EINTR { return ready > 0 }
-        }
-    }
-
-    /// recv(2), again when a signal interrupted it before any byte arrived.
-    private func receive(into buffer: inout [UInt8], atMost count: Int) -> Int {
-        while true {
-            let received = recv(descriptor, &buffer, count, 0)
-            if received >= 0 || errno != EINTR { return received }
-        }
+        SocketWait.readable(descriptor, within: timeout)
     }
 
     /// Reads until the server closes, resets, `limit` bytes arrived, or `timeout` passes.
@@ -96,7 +81,7 @@ final class RawClient {
         while received.count < limit {
             let left = deadline.timeIntervalSinceNow
             guard left > 0, isReadable(within: left) else { return (received, .timedOut) }
-            let count = receive(into: &buffer, atMost: min(buffer.count, limit - received.count))
+            let count = SocketWait.receive(descriptor, into: &buffer, atMost: min(buffer.count, limit - received.count))
             if count == 0 { return (received, .closed) }
             if count < 0 { return (received, errno == ECONNRESET ? .reset : .closed) }
             received.append(contentsOf: buffer[0..<count])
@@ -109,7 +94,7 @@ final class RawClient {
     func readSome(timeout: TimeInterval) -> (data: [UInt8], ending: Ending?) {
         guard isReadable(within: timeout) else { return ([], nil) }
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let count = receive(into: &buffer, atMost: buffer.count)
+        let count = SocketWait.receive(descriptor, into: &buffer, atMost: buffer.count)
         if count == 0 { return ([], .closed) }
         if count < 0 { return ([], errno == ECONNRESET ? .reset : .closed) }
         return (Array(buffer[0..<count]), nil)

@@ -51,6 +51,12 @@ public struct ExchangeProgress: Sendable, Hashable {
         requestComplete = request.bodyFraming == .none || request.bodyFraming == .contentLength(0)
     }
 
+    /// An ordinary request, complete, on a client connection that closes
+    /// after its response (`Connection: close`, or HTTP/1.0 without
+    /// keep-alive): the exchange needs no further byte from the client, and
+    /// a client must send none (RFC 9112 §9.6).
+    public var needsNoMoreClientInput: Bool { connect == nil && requestComplete && !clientKeepAlive }
+
     /// RFC 9110 §9.2.2 idempotent methods, without a body, that nothing came
     /// back for: safe to send again on a fresh connection when a pooled one
     /// turns out to be closed (RFC 9112 §9.3.1). A fresh connection is never

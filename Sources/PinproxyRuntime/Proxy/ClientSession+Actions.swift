@@ -9,8 +9,19 @@ extension ClientSession {
         case let .startExchange(consumedHead, endpoint, rule):
             client.input.drain(consumedHead)
             headDeadline = nil
-            // During an exchange there is no read timeout: a long download sends nothing.
-            client.startReading(timeout: nil)
+            if machine.exchange?.needsNoMoreClientInput == true {
+                // Nothing more is read. A client whose request came with its
+                // accept was registered for reading in this same loop pass:
+                // libevent's changelist cancels the pair, so the socket never
+                // reaches epoll (one epoll_ctl saved now, and the one at the
+                // close). A client that resets the connection meanwhile is
+                // noticed when the response is written, as by HAProxy
+                // without `option abortonclose`.
+                client.stopReading()
+            } else {
+                // During an exchange there is no read timeout: a long download sends nothing.
+                client.startReading(timeout: nil)
+            }
             acquireUpstream(endpoint, rule: rule)
         case let .awaitRequestHead(idle):
             awaitRequestHead(idle: idle)

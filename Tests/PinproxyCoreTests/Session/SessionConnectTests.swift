@@ -48,6 +48,17 @@ struct SessionConnectTests {
         #expect(script.machine.state == .awaitingHead && script.machine.interceptedUpstream == Self.api)
     }
 
+    @Test("a CONNECT, intercepted or tunnelled, still needs its client's bytes, even with Connection: close")
+    func connectNeedsClientInput() throws {
+        for target in ["api.example.com:443", "legacy.example:443"] {
+            var script = SessionScript()
+            _ = script.head("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\nConnection: close\r\n\r\n", rules: Self.rules())
+            let exchange = try #require(script.machine.exchange)
+            #expect(exchange.connect == (target.hasPrefix("api") ? .intercept : .tunnel))
+            #expect(!exchange.needsNoMoreClientInput)
+        }
+    }
+
     @Test("a blocked upstream is a plain 502 after the durable event: no 200, no client TLS")
     func blockedBeforeTheAnswer() {
         var script = SessionScript()

@@ -41,6 +41,30 @@ struct SessionMachineTests {
         ("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", true, true),
     ]
 
+    /// Whether the exchange needs any further client byte once its head is
+    /// parsed: not when the request is complete and the connection ends with
+    /// it (RFC 9112 §9.6); yes for a body still to come and a connection kept
+    /// alive (a CONNECT: `SessionConnectTests`).
+    static let clientInput: [(request: String, needsNoMore: Bool)] = [
+        ("GET / HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n", true),
+        ("GET / HTTP/1.1\r\nHost: api.example.com\r\nConnection: keep-alive, close\r\n\r\n", true),
+        ("GET / HTTP/1.0\r\nHost: api.example.com\r\n\r\n", true),
+        ("DELETE / HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", true),
+        ("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n", false),
+        ("GET / HTTP/1.0\r\nHost: api.example.com\r\nConnection: keep-alive\r\n\r\n", false),
+        ("POST / HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\nContent-Length: 5\r\n\r\n", false),
+        ("POST / HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n", false),
+        ("POST / HTTP/1.0\r\nHost: api.example.com\r\nContent-Length: 5\r\n\r\n", false),
+    ]
+
+    @Test("a complete request on a connection that ends with it needs no more client input", arguments: clientInput)
+    func clientInputAfterHead(request: String, needsNoMore: Bool) throws {
+        var script = SessionScript(mode: .gateway(upstream: SessionScript.api))
+        _ = script.head(request, rules: rules)
+        let exchange = try #require(script.machine.exchange)
+        #expect(exchange.needsNoMoreClientInput == needsNoMore)
+    }
+
     @Test("keep-alive and close follow RFC 9112 §9.3 for both connections", arguments: persistence)
     func persistenceRules(request: String, response: String, clientKeepsAlive: Bool, upstreamReused: Bool) throws {
         var script = SessionScript(mode: .gateway(upstream: SessionScript.api))

@@ -37,6 +37,17 @@ struct LoggerTests {
         #expect(capture.drain() == "config: line one\\nline two\\r\ntls: shown\n")
     }
 
+    @Test("a logger that outlives its CapturedLog writes to /dev/null: its number is never handed to another socket")
+    func outlivesItsCapture() throws {
+        var capture: CapturedLog? = CapturedLog()
+        let number = try #require(capture).writeEnd
+        let logger = try #require(capture).logger
+        capture = nil
+        var info = stat()
+        #expect(fstat(number, &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR, "descriptor \(number) is no longer /dev/null")
+        logger.log(.error, "late", "a line after the capture went")
+    }
+
     @Test("log levels parse from their --log-level names", arguments: Logger.Level.allCases)
     func levelNames(level: Logger.Level) {
         #expect(Logger.Level(rawValue: level.rawValue) == level)

@@ -8,7 +8,8 @@ import Glibc
 final class CapturedLog: @unchecked Sendable {
     let logger: Logger
     private let readEnd: Int32
-    private let writeEnd: Int32
+    /// The descriptor number the logger writes to (see `deinit`).
+    let writeEnd: Int32
 
     init() {
         var ends: [Int32] = [0, 0]
@@ -20,9 +21,21 @@ final class CapturedLog: @unchecked Sendable {
         logger = Logger(environment: [:], descriptor: writeEnd)
     }
 
+    /// The write end's number stays taken, on /dev/null from now on. A
+    /// `Logger` holds only the number and may outlive this capture (a bed's
+    /// daemon still logging its shutdown after the bed's capture went, a
+    /// `ViolationLogFile` given `CapturedLog().logger`). Closed, the number
+    /// would be handed to the next socket any test opens, and those late
+    /// lines would be written into that connection: a client then reads a
+    /// log line where its answer should be. `dup2` swaps the file under the
+    /// number in one step, so no write can find it free.
     deinit {
+        let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        if discard >= 0 {
+            dup2(discard, writeEnd)
+            close(discard)
+        }
         close(readEnd)
-        close(writeEnd)
     }
 
     /// Everything logged since the last call.

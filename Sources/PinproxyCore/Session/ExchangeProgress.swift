@@ -51,11 +51,14 @@ public struct ExchangeProgress: Sendable, Hashable {
         requestComplete = request.bodyFraming == .none || request.bodyFraming == .contentLength(0)
     }
 
-    /// An ordinary request, complete, on a client connection that closes
-    /// after its response (`Connection: close`, or HTTP/1.0 without
-    /// keep-alive): the exchange needs no further byte from the client, and
-    /// a client must send none (RFC 9112 §9.6).
-    public var needsNoMoreClientInput: Bool { connect == nil && requestComplete && !clientKeepAlive }
+    /// An ordinary request, complete, with which the client itself ends its
+    /// connection (`Connection: close`, or HTTP/1.0 without keep-alive): such
+    /// a client must send nothing more (RFC 9112 §9.6), so the exchange needs
+    /// no further byte from it. Not when only pinproxy ends the connection
+    /// (a drain, a response that closes): that client may have pipelined
+    /// more, which must still be read, or the close would reset the
+    /// connection under the answer.
+    public var needsNoMoreClientInput: Bool { connect == nil && requestComplete && !request.wantsKeepAlive }
 
     /// RFC 9110 §9.2.2 idempotent methods, without a body, that nothing came
     /// back for: safe to send again on a fresh connection when a pooled one

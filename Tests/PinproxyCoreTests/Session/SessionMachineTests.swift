@@ -65,6 +65,15 @@ struct SessionMachineTests {
         #expect(exchange.needsNoMoreClientInput == needsNoMore)
     }
 
+    @Test("a keep-alive request during a drain still reads its client: only the client's own close means nothing more comes")
+    func drainingStillReadsClient() throws {
+        var script = SessionScript(mode: .gateway(upstream: SessionScript.api))
+        _ = script.head("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n", rules: rules, draining: true)
+        let exchange = try #require(script.machine.exchange)
+        #expect(!exchange.clientKeepAlive)
+        #expect(!exchange.needsNoMoreClientInput)
+    }
+
     @Test("keep-alive and close follow RFC 9112 §9.3 for both connections", arguments: persistence)
     func persistenceRules(request: String, response: String, clientKeepsAlive: Bool, upstreamReused: Bool) throws {
         var script = SessionScript(mode: .gateway(upstream: SessionScript.api))

@@ -9,11 +9,11 @@ import Synchronization
 final class ViolationRecorder: @unchecked Sendable {
     private let file: ViolationLogFile?
     private let sink: ViolationSink?
-    private let gate: Mutex<ViolationFloodGate>
+    private let gate: Locked<ViolationFloodGate>
     /// The first event of each flood key, to describe its summary line.
-    private let representatives = Mutex<[String: ViolationEvent]>([:])
+    private let representatives = Locked<[String: ViolationEvent]>([:])
     /// When each flood key last had an RFC 7469 report sent.
-    private let lastReported = Mutex<[String: Date]>([:])
+    private let lastReported = Locked<[String: Date]>([:])
     /// Events recorded since start (written or counted), for `STATUS=`.
     let recordedCount = Atomic<Int>(0)
 
@@ -26,7 +26,7 @@ final class ViolationRecorder: @unchecked Sendable {
     init(file: ViolationLogFile?, sink: ViolationSink? = nil, burst: Int) {
         self.file = file
         self.sink = sink
-        gate = Mutex(ViolationFloodGate(burst: burst))
+        gate = Locked(ViolationFloodGate(burst: burst))
     }
 
     /// Records `event`; `then` runs on `loop` once the line is durable (or

@@ -7,6 +7,7 @@ import Foundation
 /// sanitizer pass of `make test`, which then reports every `Mutex`-guarded
 /// access made from two threads as a race. `NSLock` is a pthread mutex,
 /// which the sanitizer understands. (Hence `Logger`'s `NSLock` too.)
+/// `SanitizerVisibleLockTests` fails on any `Mutex` in Sources or Tests.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value

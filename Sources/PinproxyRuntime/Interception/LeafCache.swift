@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// The leaves of one CA generation, by host: minted once, served until a day
 /// before they expire (SPEC §3.1). The cache belongs to one loaded
@@ -15,7 +14,7 @@ import Synchronization
 final class LeafCache: Sendable {
     static let defaultCapacity = 4096
 
-    private let entries = Mutex<[HostName: InterceptionLeaf]>([:])
+    private let entries = Locked<[HostName: InterceptionLeaf]>([:])
     private let capacity: Int
 
     init(capacity: Int = LeafCache.defaultCapacity) {

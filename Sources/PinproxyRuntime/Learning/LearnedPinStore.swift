@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// Every learning rule's learned pins (SPEC §2.1 `"pins": "learn"`), shared
 /// by all event loops and, through reloads, by every configuration generation
@@ -23,7 +22,7 @@ final class LearnedPinStore: Sendable {
     let file: LearnedPinFile
     /// false for `probe`: it evaluates as the daemon would, learns nothing and writes nothing.
     let records: Bool
-    private let entries = Mutex<[String: LearnedPins]>([:])
+    private let entries = Locked<[String: LearnedPins]>([:])
     private let logger: Logger
     /// One queue for the process's learned-pin file I/O.
     private static let fileQueue = DispatchQueue(label: "pinproxy.learned-pins")

@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// How one rule with `"pins": "learn"` is checked (SPEC §2.1): before it has
 /// learned, by `default` evaluation under its own settings, the handshake's
@@ -17,7 +16,7 @@ final class PinLearning: Sendable {
     /// `default` evaluation, pins left out: what guards the first connection.
     let firstUseCheck: TrustCheck
     /// The check of the learned pins last asked for, built once per learned set.
-    private let pinnedCheck = Mutex<(pins: [SPKIPin], check: TrustCheck)?>(nil)
+    private let pinnedCheck = Locked<(pins: [SPKIPin], check: TrustCheck)?>(nil)
 
     init(rule: String, policy: TrustPolicy, store: LearnedPinStore, publicSuffixes: PublicSuffixList) {
         self.rule = rule

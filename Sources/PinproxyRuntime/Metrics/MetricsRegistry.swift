@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// Where every loop's counters are found (SPEC §6). The request path never
 /// comes here: a listener takes its `ListenerCounters` when it starts and a
@@ -29,7 +28,7 @@ final class MetricsRegistry: Sendable {
     }
 
     let loops: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(loops: Int) { self.loops = max(1, loops) }
 

@@ -1,4 +1,3 @@
-import Synchronization
 internal import COpenSSL
 
 /// The public half of a key, as certificates being built take it: the single
@@ -50,7 +49,7 @@ final class CertificateSigningKey: @unchecked Sendable {
     let key: PrivateKey
     /// The initialised `EVP_MD_CTX*`, never used itself: only copied, under `lock`.
     private let template: OpaquePointer
-    private let lock = Mutex<Void>(())
+    private let lock = Locked<Void>(())
 
     init(_ key: PrivateKey) throws {
         ERR_clear_error()

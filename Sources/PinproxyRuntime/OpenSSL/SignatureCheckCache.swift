@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Remembers whether one certificate's signature verifies with another's key,
 /// by the two certificates' SHA-256 fingerprints.
@@ -21,7 +20,7 @@ final class SignatureCheckCache: Sendable {
     }
 
     private let capacity: Int
-    private let entries = Mutex<[Key: Bool]>([:])
+    private let entries = Locked<[Key: Bool]>([:])
 
     init(capacity: Int) {
         self.capacity = capacity

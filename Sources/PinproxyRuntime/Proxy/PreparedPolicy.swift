@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// A trust policy made ready for handshakes: its files loaded, its pins
 /// digested, its `SSL_CTX` built (or shared with rules of the same TLS settings). Shared by every loop (an `SSL_CTX` is safe
@@ -32,7 +31,7 @@ final class PreparedPolicy: @unchecked Sendable {
             return check
         }
     }
-    private let builtCheck = Mutex<TrustCheck?>(nil)
+    private let builtCheck = Locked<TrustCheck?>(nil)
     private let publicSuffixes: PublicSuffixList
     /// `"pins": "learn"`: the check that stands in for `check`; nil for every
     /// other rule (and for a learning rule prepared without a store, which

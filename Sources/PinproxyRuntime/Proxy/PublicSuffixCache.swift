@@ -1,6 +1,5 @@
 import Foundation
 import PinproxyCore
-import Synchronization
 
 /// The public suffix list as the running process knows it: parsed again only
 /// when the file changed (its inode, size or modification time), so that a
@@ -20,7 +19,7 @@ enum PublicSuffixCache {
         }
     }
 
-    private static let cached = Mutex<(path: String, stamp: Stamp, list: PublicSuffixList)?>(nil)
+    private static let cached = Locked<(path: String, stamp: Stamp, list: PublicSuffixList)?>(nil)
 
     /// The list in `path`, from the cache when the file is the one parsed last.
     static func list(at path: String = PublicSuffixList.debianPath) throws(PublicSuffixListError) -> PublicSuffixList {

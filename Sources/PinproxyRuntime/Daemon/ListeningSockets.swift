@@ -81,7 +81,8 @@ final class ListeningSockets {
             for index in 0..<loops {
                 do {
                     perLoop[index][listener] = ListenerDescriptor(descriptor: try socket.duplicate(),
-                                                                  boundAddress: socket.boundAddress)
+                                                                  boundAddress: socket.boundAddress,
+                                                                  acceptDeferral: socket.acceptDeferral)
                 } catch {
                     failures.append(error)
                 }
@@ -97,8 +98,12 @@ final class ListeningSockets {
         byAddress.removeAll()
     }
 
+    /// A proxy client always speaks first (a request head, or CONNECT), so
+    /// every listener's socket, inherited ones too, defers accept until data.
     private func adoptOrBind(_ key: String, _ listener: ListenerConfiguration) throws -> ListeningSocket {
-        if let socket = inherited.removeValue(forKey: key) { return ListeningSocket(adopting: socket.fd) }
-        return try ListeningSocket.bind(Self.socketAddress(of: listener))
+        let socket = try inherited.removeValue(forKey: key).map { ListeningSocket(adopting: $0.fd) }
+            ?? ListeningSocket.bind(Self.socketAddress(of: listener))
+        socket.deferAcceptUntilData()
+        return socket
     }
 }

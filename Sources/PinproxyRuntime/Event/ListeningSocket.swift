@@ -18,6 +18,9 @@ final class ListeningSocket {
     private(set) var descriptor: Int32
     /// The address actually bound (the port resolved when the config said 0).
     let boundAddress: SocketAddress
+    /// How long the kernel holds a connection that sends nothing before
+    /// handing it to accept(2) (`deferAcceptUntilData`); zero when it does not.
+    private(set) var acceptDeferral: Duration = .zero
 
     /// Binds `address` (`SO_REUSEADDR`; IPv6 sockets IPv6-only: `SocketOptions`).
     static func bind(_ address: SocketAddress) throws -> ListeningSocket {
@@ -50,6 +53,12 @@ final class ListeningSocket {
     }
 
     deinit { close() }
+
+    /// Has the kernel hand over a connection once its first bytes are in
+    /// (`SocketOptions.deferAcceptUntilData`), for clients that speak first.
+    func deferAcceptUntilData() {
+        acceptDeferral = SocketOptions.deferAcceptUntilData(descriptor)
+    }
 
     /// A new descriptor for the same socket, close-on-exec, that the caller
     /// owns (a loop's `Listener` closes it when it is freed).

@@ -10,6 +10,25 @@ enum SocketOptions {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// A client's connection reaches accept(2) only once its first bytes are
+    /// in, or a second after its handshake if none come (nginx's `deferred`,
+    /// HAProxy's `defer-accept`; TCP_DEFER_ACCEPT, in seconds). A client
+    /// sends its request right behind the handshake, so the accept finds it
+    /// there: no wait for readiness and no extra loop pass per connection,
+    /// and a connection that stays silent takes no descriptor meanwhile.
+    /// Returns how long the kernel holds a silent connection, as it reports
+    /// the option back (its whole number of SYN-ACK retransmissions), or zero
+    /// when the option could not be set.
+    static func deferAcceptUntilData(_ fd: Int32) -> Duration {
+        var seconds: Int32 = 1
+        guard setsockopt(fd, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &seconds, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            return .zero
+        }
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &seconds, &length) == 0 else { return .zero }
+        return .seconds(max(0, seconds))
+    }
+
     /// A restarted daemon may bind while old connections linger in TIME_WAIT;
     /// on Linux this never lets two sockets listen on one address.
     static func allowAddressReuse(_ fd: Int32) {

@@ -10,10 +10,14 @@ final class ListenerContext {
     let name: String
     /// This listener's counters; a session writes its loop's lane only.
     let counters: ListenerCounters
+    /// How long a connection that sent nothing was held by the kernel before
+    /// accept(2) returned it (`ListeningSocket.acceptDeferral`).
+    let acceptDeferral: Duration
 
-    init(configuration: ListenerConfiguration, name: String, counters: ListenerCounters) {
+    init(configuration: ListenerConfiguration, name: String, acceptDeferral: Duration, counters: ListenerCounters) {
         self.configuration = configuration
         self.name = name
+        self.acceptDeferral = acceptDeferral
         self.counters = counters
     }
 }

@@ -30,6 +30,8 @@ struct ListenerDescriptor: Sendable {
     /// Owned by whoever holds this value: the loop closes it or gives it to a `Listener`.
     var descriptor: Int32
     var boundAddress: SocketAddress
+    /// `ListeningSocket.acceptDeferral` of the socket this duplicates.
+    var acceptDeferral: Duration
 }
 
 /// One event loop and everything that lives on it: its listeners (each on its
@@ -110,6 +112,7 @@ final class LoopWorker: IdleSocketDelegate {
             let endpoint = listenerConfiguration.address
             let name = given.boundAddress.description
             let context = ListenerContext(configuration: listenerConfiguration, name: name,
+                                          acceptDeferral: given.acceptDeferral,
                                           counters: shared.metrics.listener(named: name, mode: listenerConfiguration.mode))
             do {
                 listeners[listenerConfiguration] = try Listener(
@@ -146,26 +149,36 @@ final class LoopWorker: IdleSocketDelegate {
             return
         }
         // TCP_NODELAY came with the socket, from the listening one (`ListeningSocket`).
-        let headDeadline = ContinuousClock.now + configuration.timeouts.requestHeader
-        // Clients send their request right behind the TCP handshake, so it is
-        // usually in the socket by the time accept returns. Read now, it saves
+        let acceptedAt = ContinuousClock.now
+        // The kernel hands over a connection once its first bytes are in
+        // (`ListeningSocket.deferAcceptUntilData`), and clients send their
+        // request right behind the TCP handshake anyway: read now. That saves
         // the registration for the first readiness, a loop pass and the
         // re-registration as a stream (epoll_ctl, epoll_wait, epoll_ctl), as
-        // HAProxy's first recv after accept does. Nothing yet, the peer's close
-        // or an error: the socket waits as an IdleSocket, which is told at once
-        // of a close or an error, as before.
+        // HAProxy's first recv after accept does. The head began a moment
+        // ago, so its request_header clock starts now.
         if firstRead.read(from: fd, atMost: PlainStream.readSize) > 0 {
-            startSession(descriptor: fd, peer: peer, listener: listener, headDeadline: headDeadline, firstBytes: firstRead)
+            startSession(descriptor: fd, peer: peer, listener: listener,
+                         headDeadline: acceptedAt + configuration.timeouts.requestHeader, firstBytes: firstRead)
             return
         }
-        let socket = IdleSocket(loop: loop, descriptor: fd, timeout: configuration.timeouts.requestHeader, delegate: self)
+        // Nothing yet, the peer's close or an error: the socket waits as an
+        // IdleSocket, which is told at once of a close or an error. A
+        // connection that sent nothing was held silent by the kernel for the
+        // listener's deferral first, so its clock started that long ago, at
+        // its connect: a silent client is closed `request_header` after it
+        // connected, as without the deferral. Were one handed over sooner
+        // (the kernel may, for a syncookie connection under a SYN flood), it
+        // would only get a shorter clock, never a longer one.
+        let remaining = max(.zero, configuration.timeouts.requestHeader - listener.acceptDeferral)
+        let socket = IdleSocket(loop: loop, descriptor: fd, timeout: remaining, delegate: self)
         guard socket.isWaiting else {
             shared.openConnections.subtract(1, ordering: .relaxed)
             socket.close()
             return
         }
         waiting[ObjectIdentifier(socket)] = WaitingClient(socket: socket, peer: peer, listener: listener,
-                                                          headDeadline: headDeadline)
+                                                          headDeadline: acceptedAt + remaining)
     }
 
     /// A waiting client's first bytes (or its close) arrived: it becomes a

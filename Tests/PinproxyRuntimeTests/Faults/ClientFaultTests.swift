@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PinproxyRuntime
 
 /// Hostile or careless clients (issue 7, fault injection): the daemon answers
 /// as SPEC §3 says, keeps serving, and holds no socket for a client that left.
@@ -11,8 +12,11 @@ struct ClientFaultTests {
         let client = try RawClient(port: bed.world.forwardPort)
         let request = Array("GET http://api.example.com/bytes/10 HTTP/1.1\r\nHost: api.example.com\r\n\r\n".utf8)
         let start = ContinuousClock.now
-        var sent = 0
-        // Half a second out of phase with the 2 s deadline, so that no byte is
+        // The first byte right behind the connect: the deferred accept hands
+        // the connection over with it, and the 2 s clock starts.
+        #expect(client.send([request[0]]))
+        var sent = 1
+        // Then half a second out of phase with the deadline, so that no byte is
         // in flight when the daemon closes (a late byte would turn its FIN into
         // an RST). Then one byte, and up to a second of waiting for the answer.
         if !client.isReadable(within: 0.5) {
@@ -49,8 +53,8 @@ struct ClientFaultTests {
         try bed.expectNextRequestServed()
     }
 
-    @Test("the request_header clock starts at accept: a head begun 1.5 s after connecting gets 408 at 2 s")
-    func headerClockStartsAtAccept() throws {
+    @Test("a silent connection's request_header clock starts at its connect: a head begun 1.5 s after connecting gets 408 at 2 s")
+    func silentConnectionClockStartsAtConnect() throws {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
         let start = ContinuousClock.now
         let client = try RawClient(port: bed.world.forwardPort)
@@ -66,6 +70,44 @@ struct ClientFaultTests {
         client.close()
         #expect(bed.waitForNoSockets().total == 0)
         try bed.expectNextRequestServed()
+    }
+
+    @Test("a head begun within the accept deferral gets request_header from its first byte: begun 0.5 s after connecting, 408 at 2.5 s")
+    func headBegunWithinDeferral() throws {
+        let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)
+        let start = ContinuousClock.now
+        let client = try RawClient(port: bed.world.forwardPort)
+        // Deliberate: the test is about a head begun 0.5 s after the connect, inside the 1 s deferral.
+        usleep(500_000)
+        client.send("GET http://api.example.com/bytes/10 HTTP/1.1\r\n")
+        let (data, ending) = client.read(timeout: 5)
+        let elapsed = start.secondsElapsed
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 408 "), "got: \(text.prefix(40))")
+        #expect(ending == .closed)
+        #expect(elapsed >= 2.4 && elapsed < 3.2, "answered after \(elapsed) s")
+        client.close()
+        #expect(bed.waitForNoSockets().total == 0)
+        try bed.expectNextRequestServed()
+    }
+
+    @Test("a client that has sent nothing is not taken from the kernel yet; its request, 0.5 s after the connect, is served")
+    func silentClientLeftToTheKernel() throws {
+        let bed = try FaultBed(hostile: .upstream([]))
+        let daemon = try #require(bed.proxy).daemon
+        let open = { daemon.shared.openConnections.load(ordering: .relaxed) }
+        let client = try RawClient(port: bed.world.forwardPort)
+        // Deliberate: long enough for any loop to have accepted a connection the kernel offered.
+        usleep(500_000)
+        #expect(open() == 0, "connections the daemon holds before a byte was sent: \(open())")
+        let sentAt = ContinuousClock.now
+        #expect(client.send("GET \(bed.goodURL("/bytes/10")) HTTP/1.1\r\nHost: api.example.com:8443\r\nConnection: close\r\n\r\n"))
+        let (data, ending) = client.read(timeout: 5)
+        #expect(String(decoding: data.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
+        #expect(ending == .closed)
+        #expect(sentAt.secondsElapsed < 1, "answered \(sentAt.secondsElapsed) s after the request")
+        client.close()
+        #expect(eventually(timeout: 5) { open() == 0 }, "still open: \(open())")
     }
 
     @Test("a keep-alive connection is closed after timeouts.idle without a request; a head begun then gets 408")

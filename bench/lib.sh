@@ -139,7 +139,8 @@ CONF
 
 # write_haproxy_conf DIR PORT UP_PORT THREADS — DIR/haproxy.cfg: HAProxy at its best in front
 # of the upstream at 127.0.0.1:UP_PORT (server-side reuse always, verified TLS with SNI + host
-# check, ALPN http/1.1), listening on 127.0.0.1:PORT with THREADS threads.
+# check, ALPN http/1.1), listening on 127.0.0.1:PORT with THREADS threads. Accept is deferred
+# until a client's first bytes (defer-accept), as pinproxy defers it on every listener.
 write_haproxy_conf() {
     local dir="$1" port="$2" up_port="$3" threads="$4"
     cat > "$dir/haproxy.cfg" <<CONF
@@ -158,7 +159,7 @@ defaults
     timeout server 60s
     timeout http-keep-alive 60s
 frontend fe
-    bind 127.0.0.1:$port
+    bind 127.0.0.1:$port defer-accept
     default_backend be
 backend be
     http-reuse always

@@ -119,8 +119,9 @@ done
 
 write_haproxy_conf "$WORK" "${PORT[haproxy]}" "$UP_PORT" "$WORKERS"
 
-# nginx as proxy at its best: upstream keepalive pool large enough for 128 clients and
-# Connection "" (any proxy_set_header without it silently loses upstream keep-alive).
+# nginx as proxy at its best: upstream keepalive pool large enough for 128 clients,
+# Connection "" (any proxy_set_header without it silently loses upstream keep-alive), and
+# accept deferred until a client's first bytes (deferred), as pinproxy and HAProxy do.
 cat > "$WORK/nginx-proxy.conf" <<EOF
 $USER_LINE
 worker_processes $WORKERS;
@@ -139,7 +140,7 @@ http {
         keepalive_requests 100000000;
     }
     server {
-        listen 127.0.0.1:${PORT[nginx]};
+        listen 127.0.0.1:${PORT[nginx]} deferred;
         location / {
             proxy_pass https://up;
             proxy_http_version 1.1;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Syscalls per request under concurrent load, counted by kernel tracepoints: the figure
+# bench/request-cost.sh cannot give. Its client is sequential, so whatever depends on
+# several clients at once (a request not yet there at accept, batches per epoll_wait,
+# re-registrations) never shows there; strace would slow the proxy enough to change it.
+#
+#   bench/syscalls-under-load.sh                 # wrk c16, keep-alive GETs of 100 B, 3 s
+#   MODE=close bench/syscalls-under-load.sh      # the same with Connection: close
+#   TARGET=haproxy bench/syscalls-under-load.sh  # HAProxy configured as in bench/run.sh
+#   CONNECTIONS=128 DURATION=5 ROUNDS=3 ...      # other loads; one line per round
+#
+# The proxy (release build, one loop, the pinned gateway of bench/run.sh) runs on
+# PROXY_CPUS, wrk on CLIENT_CPUS, one nginx TLS upstream unpinned, all on loopback. Each
+# round counts the proxy's syscalls with `perf stat` over a timed wrk run and divides by
+# the requests wrk completed. Tracepoints need root (or a permissive perf_event_paranoid).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+MODE="${MODE:-keep-alive}"
+case "$MODE" in
+    keep-alive) HEADER=() ;;
+    close) HEADER=(-H "Connection: close") ;;
+    *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
+esac
+TARGET="${TARGET:-pinproxy}"
+case "$TARGET" in
+    pinproxy|haproxy) ;;
+    *) echo "TARGET is pinproxy or haproxy, not $TARGET" >&2; exit 2 ;;
+esac
+CONNECTIONS="${CONNECTIONS:-16}"
+DURATION="${DURATION:-3}"
+ROUNDS="${ROUNDS:-2}"
+PROXY_CPUS="${PROXY_CPUS:-1}"
+CLIENT_CPUS="${CLIENT_CPUS:-0}"
+PORT_BASE="${PORT_BASE:-28520}"
+UP_PORT=$((PORT_BASE + 0))
+PROXY_PORT=$((PORT_BASE + 1))
+WORK="$BENCH_DIR/out/syscalls"
+# The total, then the calls either proxy makes per request or per loop pass.
+EVENTS=raw_syscalls:sys_enter
+for call in epoll_wait epoll_ctl accept4 setsockopt read readv recvfrom write writev sendto shutdown close; do
+    EVENTS+=",syscalls:sys_enter_$call"
+done
+
+trap cleanup_started EXIT INT TERM
+install_missing wrk:wrk nginx-light:nginx python3:python3 openssl:openssl linux-perf:perf
+if [ "$TARGET" = haproxy ]; then
+    install_missing haproxy:haproxy
+else
+    [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
+fi
+perf stat -x, -e raw_syscalls:sys_enter -- true 2>/dev/null \
+    || die "perf cannot count syscall tracepoints here (needs root or kernel.perf_event_paranoid <= 1)"
+rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
+
+make_bench_pki "$WORK"
+write_upstream_conf "$WORK" "$UP_PORT" 2
+cat > "$WORK/pinproxy.json" <<CONF
+{
+  "listeners": [ { "listen": "127.0.0.1:$PROXY_PORT", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
+  "violation_log": "$WORK/logs/violations.jsonl",
+  "trust_store": "$WORK/ca.pem",
+  "default_policy": "deny",
+  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$LEAF_PIN", "$BACKUP_PIN"] } },
+  "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
+  "limits": { "max_connections": 15000 },
+  "threads": 1
+}
+CONF
+write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
+nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
+STARTED_PIDS+=("$!")
+wait_port "$UP_PORT"
+case "$TARGET" in
+    pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
+                  2>>"$WORK/logs/proxy.err" & ;;
+    haproxy) taskset -c "$PROXY_CPUS" haproxy -db -f "$WORK/haproxy.cfg" 2>>"$WORK/logs/proxy.err" & ;;
+esac
+PROXY_PID=$!
+STARTED_PIDS+=("$PROXY_PID")
+wait_port "$PROXY_PORT"
+
+URL="http://127.0.0.1:$PROXY_PORT/100b"
+log "$TARGET, $MODE, wrk c$CONNECTIONS for ${DURATION}s per round (proxy on CPU $PROXY_CPUS, wrk on CPU $CLIENT_CPUS)"
+# Warm-up: the pool's upstream connections and the first TLS handshakes are not counted.
+taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "${HEADER[@]}" "$URL" > /dev/null
+for ((round = 1; round <= ROUNDS; round++)); do
+    # perf counts a little longer than wrk runs, so no request goes uncounted.
+    perf stat -x, -e "$EVENTS" -p "$PROXY_PID" -o "$WORK/perf.$round" -- sleep "$((DURATION + 1))" &
+    perf_pid=$!
+    sleep 0.2
+    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" > "$WORK/wrk.$round"
+    wait "$perf_pid"
+    requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.$round")
+    errors=$(awk '/Non-2xx|Socket errors/ {print}' "$WORK/wrk.$round")
+    [ -n "$requests" ] && [ "$requests" -gt 0 ] || die "round $round: wrk completed no request"
+    [ -z "$errors" ] || die "round $round: wrk reported errors: $errors"
+    python3 - "$round" "$requests" "$WORK/perf.$round" <<'PY'
+import sys
+round_, requests, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+counts = {}
+for line in open(path):
+    fields = line.strip().split(",")
+    if len(fields) < 3 or not fields[0].replace(".", "").isdigit():
+        continue
+    name = fields[2].split(":")[-1].removeprefix("sys_enter_")
+    counts[name] = int(float(fields[0]))
+total = counts.pop("sys_enter", 0)
+calls = "  ".join(f"{name} {count / requests:.2f}" for name, count in counts.items() if count)
+print(f"round {round_}: {requests:,} requests, {total / requests:.2f} syscalls per request  ({calls})")
+PY
+done

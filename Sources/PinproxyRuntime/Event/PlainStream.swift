@@ -23,6 +23,10 @@ final class PlainStream: ByteStream, StreamEventsOwner {
     var output: EventBuffer { events.output }
     /// `shutdownWrite` was asked for: the socket's write side closes once the output is written.
     private var closesWriteWhenDrained = false
+    /// Bytes read before this stream existed are about to be delivered
+    /// (`expectDelivery`): reading asked for until then is armed only after
+    /// the delegate has seen them, if it still wants more.
+    private var awaitsDelivery = false
 
     /// The most one `readv` takes: a request head, or a slice of a body that
     /// the relay moves on before reading again.
@@ -40,6 +44,9 @@ final class PlainStream: ByteStream, StreamEventsOwner {
 
     var isOpen: Bool { events.isOpen }
 
+    /// The read event is added (epoll watches the socket for this stream).
+    var isReadArmed: Bool { events.readArmed }
+
     func close() { events.close() }
 
     /// Stops being a stream and hands over the open socket (to a tunnel, or
@@ -52,7 +59,13 @@ final class PlainStream: ByteStream, StreamEventsOwner {
 
     // MARK: reading
 
-    func startReading(timeout: EventTimeout?) { events.wantReading(timeout: timeout) }
+    func startReading(timeout: EventTimeout?) { events.wantReading(timeout: timeout, armNow: !awaitsDelivery) }
+
+    /// Says `deliver` comes next: reading asked for before it is armed after
+    /// the delivered bytes have been handled, and only if still wanted. A
+    /// request that ends its connection stops reading as soon as its head is
+    /// read, so its read event is then never added and deleted for nothing.
+    func expectDelivery() { awaitsDelivery = true }
 
     func stopReading() { events.stopReading() }
 
@@ -70,7 +83,8 @@ final class PlainStream: ByteStream, StreamEventsOwner {
     /// the chains move into the input, no byte is copied. Call it from
     /// outside the delegate's callbacks.
     func deliver(_ buffer: EventBuffer) {
-        guard isOpen, !buffer.isEmpty else { return }
+        awaitsDelivery = false
+        guard isOpen, !buffer.isEmpty else { events.updateReadInterest(); return }
         buffer.moveAll(to: input)
         withExtendedLifetime(self) {
             delegate?.streamDidRead(self)

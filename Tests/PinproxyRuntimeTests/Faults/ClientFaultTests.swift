@@ -72,6 +72,21 @@ struct ClientFaultTests {
         try bed.expectNextRequestServed()
     }
 
+    @Test("with request_header no longer than the 1 s accept deferral, a silent connection is closed when the kernel hands it over")
+    func silentConnectionShortClock() throws {
+        let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "1s","#)
+        let start = ContinuousClock.now
+        let client = try RawClient(port: bed.world.forwardPort)
+        let (data, ending) = client.read(timeout: 5)
+        let elapsed = start.secondsElapsed
+        #expect(data.isEmpty)
+        #expect(ending == .closed)
+        #expect(elapsed >= 0.9 && elapsed < 2, "closed after \(elapsed) s")
+        client.close()
+        #expect(bed.waitForNoSockets().total == 0)
+        try bed.expectNextRequestServed()
+    }
+
     @Test("a head begun within the accept deferral gets request_header from its first byte: begun 0.5 s after connecting, 408 at 2.5 s")
     func headBegunWithinDeferral() throws {
         let bed = try FaultBed(hostile: .upstream([]), timeouts: #""request_header": "2s","#)

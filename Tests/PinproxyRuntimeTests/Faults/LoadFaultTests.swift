@@ -77,8 +77,12 @@ struct LoadFaultTests {
         // The same burst twice more. Freed TLS buffers and sessions go back to
         // the allocator, whose arenas settle over a few bursts (measured: +70,
         // +22, +8, +5, +2 MiB per identical burst), so a leak shows as growth
-        // that does not slow down: the third burst must add less than a
-        // quarter of what the first did (a leak of 3.5 KiB per connection fails).
+        // that does not slow down. The settling is uneven: one arena may grow
+        // in a later burst whose connections the loops shared differently
+        // (measured in two fresh-clone runs: +46,324, +2,428, +13,204 KiB and
+        // +51,768, +560, +17,916 KiB). A leak grows every burst alike, so the
+        // smaller of the two later growths must stay under a quarter of the
+        // first (a leak of 3.5 KiB per connection, 17 MiB a burst, fails).
         var resident = [residentAtStart, residentAfterFirst]
         for _ in 2...3 {
             let again = try Self.burst(world)
@@ -88,8 +92,8 @@ struct LoadFaultTests {
             resident.append(daemon.residentBytes())
         }
         let firstGrowth = resident[1] - resident[0]
-        let thirdGrowth = resident[3] - resident[2]
-        #expect(resident.allSatisfy { $0 > 0 } && thirdGrowth < firstGrowth / 4,
+        let laterGrowth = min(resident[2] - resident[1], resident[3] - resident[2])
+        #expect(resident.allSatisfy { $0 > 0 } && laterGrowth < firstGrowth / 4,
                 "RSS at start and after each burst (KiB): \(resident.map { $0 >> 10 })")
 
         try bed.expectNextRequestServed()

@@ -137,6 +137,24 @@ http {
 CONF
 }
 
+# write_pinproxy_gateway_conf DIR PORT UP_PORT — DIR/pinproxy.json for the cost scripts: one loop,
+# a gateway on 127.0.0.1:PORT to the upstream at 127.0.0.1:UP_PORT, pinned to its public keys
+# (make_bench_pki's LEAF_PIN and BACKUP_PIN), as bench/run.sh configures pinproxy.
+write_pinproxy_gateway_conf() {
+    local dir="$1" port="$2" up_port="$3"
+    cat > "$dir/pinproxy.json" <<CONF
+{
+  "listeners": [ { "listen": "127.0.0.1:$port", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
+  "violation_log": "$dir/logs/violations.jsonl",
+  "trust_store": "$dir/ca.pem",
+  "default_policy": "deny",
+  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$LEAF_PIN", "$BACKUP_PIN"] } },
+  "resolve": { "$HOST_NAME:443": "127.0.0.1:$up_port" },
+  "threads": 1
+}
+CONF
+}
+
 # write_haproxy_conf DIR PORT UP_PORT THREADS — DIR/haproxy.cfg: HAProxy at its best in front
 # of the upstream at 127.0.0.1:UP_PORT (server-side reuse always, verified TLS with SNI + host
 # check, ALPN http/1.1), listening on 127.0.0.1:PORT with THREADS threads. Accept is deferred

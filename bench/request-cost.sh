@@ -49,17 +49,7 @@ rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 make_bench_pki "$WORK"
 write_upstream_conf "$WORK" "$UP_PORT" 1
-cat > "$WORK/pinproxy.json" <<CONF
-{
-  "listeners": [ { "listen": "127.0.0.1:$PROXY_PORT", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
-  "violation_log": "$WORK/logs/violations.jsonl",
-  "trust_store": "$WORK/ca.pem",
-  "default_policy": "deny",
-  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$LEAF_PIN", "$BACKUP_PIN"] } },
-  "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
-  "threads": 1
-}
-CONF
+write_pinproxy_gateway_conf "$WORK" "$PROXY_PORT" "$UP_PORT"
 write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
 case "$TARGET" in
     pinproxy) PROXY_COMMAND=("$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning) ;;

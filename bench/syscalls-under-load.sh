@@ -55,18 +55,7 @@ rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 make_bench_pki "$WORK"
 write_upstream_conf "$WORK" "$UP_PORT" 2
-cat > "$WORK/pinproxy.json" <<CONF
-{
-  "listeners": [ { "listen": "127.0.0.1:$PROXY_PORT", "mode": "gateway", "upstream": "$HOST_NAME:443" } ],
-  "violation_log": "$WORK/logs/violations.jsonl",
-  "trust_store": "$WORK/ca.pem",
-  "default_policy": "deny",
-  "hosts": { "$HOST_NAME": { "policy": "pin-public-keys", "pins": ["$LEAF_PIN", "$BACKUP_PIN"] } },
-  "resolve": { "$HOST_NAME:443": "127.0.0.1:$UP_PORT" },
-  "limits": { "max_connections": 15000 },
-  "threads": 1
-}
-CONF
+write_pinproxy_gateway_conf "$WORK" "$PROXY_PORT" "$UP_PORT"
 write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
 nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
 STARTED_PIDS+=("$!")

@@ -125,22 +125,14 @@ final class PlainStream: ByteStream, StreamEventsOwner {
         output.append(bytes)
     }
 
+    /// Sends the output at the end of this loop pass, in one `writev` with
+    /// whatever else is queued by then (`StreamEvents.scheduleWrite`): what a
+    /// loop pass answers leaves together, as HAProxy sends once its tasks have
+    /// run. Behind an armed write event the socket is full, and its drain writes.
+    /// A delegate that waits for the output to be written hears `streamDidDrain`.
     func flush() {
         guard isOpen, !output.isEmpty else { return }
-        // Behind an armed write event the socket is full: it will write when it drains.
-        if !events.writeArmed {
-            let written = evbuffer_write(output.pointer, events.descriptor)
-            if written < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
-                // Reported by the write event, which finds the same error (never from inside flush).
-                events.activateWrite()
-                return
-            }
-        }
-        if !output.isEmpty {
-            events.armWrite(timeout: events.writeTimeout)
-        } else if closesWriteWhenDrained {
-            _ = shutdown(events.descriptor, Int32(SHUT_WR))
-        }
+        events.scheduleWrite()
     }
 
     /// Half-closes: once the output is written, the peer reads end of stream
@@ -169,7 +161,10 @@ final class PlainStream: ByteStream, StreamEventsOwner {
                 return
             }
         }
-        if output.isEmpty {
+        if !output.isEmpty {
+            // A scheduled write the socket could not take whole: its drain writes the rest.
+            events.armWrite(timeout: events.writeTimeout)
+        } else {
             events.disarmWrite()
             if closesWriteWhenDrained { _ = shutdown(events.descriptor, Int32(SHUT_WR)) }
         }

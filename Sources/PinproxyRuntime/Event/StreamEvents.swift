@@ -38,6 +38,8 @@ final class StreamEvents {
     private var drainWatch: OpaquePointer?
     /// The write callback was run by hand (`activateWrite`), not by the socket.
     private(set) var hasPendingActivation = false
+    /// The write callback is queued behind this loop pass's other callbacks (`scheduleWrite`).
+    private(set) var writeScheduled = false
     /// The stream the callbacks go to. Unowned: the stream owns this object
     /// and closes it (freeing both events) before it goes away.
     private unowned var owner: StreamEventsOwner?
@@ -84,6 +86,7 @@ final class StreamEvents {
         writeEvent = nil
         readArmed = false
         writeArmed = false
+        writeScheduled = false
         wantsReading = false
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
@@ -238,6 +241,21 @@ final class StreamEvents {
         event_active(writeEvent, EventFlags.activeWrite, 0)
     }
 
+    /// Runs the write callback once this loop pass's other callbacks have
+    /// run, without adding the write event (so no epoll registration): the
+    /// writes of one pass leave together, after every read of that pass, and
+    /// a peer woken by the first finds the others ready (one wakeup, one
+    /// `epoll_wait`, for several responses). Nothing when the write event is
+    /// armed (the socket is full: its drain writes) or a write is scheduled.
+    func scheduleWrite() {
+        guard let writeEvent, isOpen, !writeArmed, !writeScheduled else { return }
+        writeScheduled = true
+        // libevent appends an event activated inside a callback to the tail of
+        // the active queue it is running: it runs in this same pass, after the
+        // events epoll reported.
+        event_active(writeEvent, EventFlags.activeWrite, 0)
+    }
+
     /// Whether this write callback is the one `activateWrite` asked for (and forgets it).
     func consumeActivation() -> Bool {
         defer { hasPendingActivation = false }
@@ -258,6 +276,7 @@ final class StreamEvents {
     private static let writeTrampoline: event_callback_fn = { _, what, context in
         guard let context else { return }
         let events = Unmanaged<StreamEvents>.fromOpaque(context).takeUnretainedValue()
+        events.writeScheduled = false
         guard let owner = events.owner else { return }
         withExtendedLifetime((events, owner)) { owner.eventsDidFireWrite(timedOut: EventFlags.timedOut(what)) }
     }

@@ -98,12 +98,14 @@ final class ListeningSockets {
         byAddress.removeAll()
     }
 
-    /// A proxy client always speaks first (a request head, or CONNECT), so
-    /// every listener's socket, inherited ones too, defers accept until data.
+    /// A proxy client always speaks first (a request head, or CONNECT) and is
+    /// answered, so every listener's socket, inherited ones too, defers
+    /// accept until data and leaves the request's ACK to the answer.
     private func adoptOrBind(_ key: String, _ listener: ListenerConfiguration) throws -> ListeningSocket {
         let socket = try inherited.removeValue(forKey: key).map { ListeningSocket(adopting: $0.fd) }
             ?? ListeningSocket.bind(Self.socketAddress(of: listener))
         socket.deferAcceptUntilData()
+        socket.delayAcknowledgements()
         return socket
     }
 }

@@ -60,6 +60,13 @@ final class ListeningSocket {
         acceptDeferral = SocketOptions.deferAcceptUntilData(descriptor)
     }
 
+    /// Leaves the acknowledgement of an accepted connection's request to the
+    /// answer (`SocketOptions.delayAcknowledgements`), for clients whose
+    /// request is answered.
+    func delayAcknowledgements() {
+        SocketOptions.delayAcknowledgements(descriptor)
+    }
+
     /// A new descriptor for the same socket, close-on-exec, that the caller
     /// owns (a loop's `Listener` closes it when it is freed).
     func duplicate() throws -> Int32 {

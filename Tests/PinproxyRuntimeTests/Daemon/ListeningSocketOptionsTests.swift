@@ -1,0 +1,115 @@
+import Foundation
+import PinproxyCore
+import Testing
+@testable import PinproxyRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every listening socket the daemon serves clients on, bound by it or
+/// inherited from systemd, hands a connection to accept(2) only once its first
+/// bytes are in (TCP_DEFER_ACCEPT), and each loop's descriptor carries how
+/// long the kernel holds a silent one, which the request_header clock makes
+/// up. Its connections start in delayed-ACK mode (TCP_QUICKACK 0), so the
+/// answer carries the acknowledgement of the request.
+@Suite("Listening socket options")
+struct ListeningSocketOptionsTests {
+    private static func deferral(of fd: Int32) -> Int32 {
+        var seconds: Int32 = -1
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &seconds, &length) == 0 else { return -1 }
+        return seconds
+    }
+
+    /// 1 in quick-ACK mode, 0 in delayed-ACK ("pingpong") mode, -1 on error.
+    private static func quickAck(of fd: Int32) -> Int32 {
+        var value: Int32 = -1
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &value, &length) == 0 else { return -1 }
+        return value
+    }
+
+    /// A connection to `port` on 127.0.0.1 accepted from `listeningFD`: (client, accepted).
+    private static func connectAndAccept(_ listeningFD: Int32, port: UInt16) throws -> (Int32, Int32) {
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(client >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        // The listener defers accept until data: the client speaks first, as a proxy client does.
+        let request = Array("GET / HTTP/1.1\r\n".utf8)
+        try #require(send(client, request, request.count, 0) == request.count)
+        var poller = pollfd(fd: listeningFD, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&poller, 1, 5000) == 1)
+        let accepted = accept(listeningFD, nil, nil)
+        try #require(accepted >= 0)
+        return (client, accepted)
+    }
+
+    private static func listener(port: UInt16) -> ListenerConfiguration {
+        ListenerConfiguration(address: Endpoint(host: HostName("127.0.0.1")!, port: port), mode: .forward)
+    }
+
+    @Test("a bound and an inherited listening socket both defer accept by 1 s and delay ACKs, and every loop's descriptor says so")
+    func boundAndInherited() throws {
+        // The inherited one: a listening socket as systemd would pass it, without the option.
+        let inheritedFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(inheritedFD >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(inheritedFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0 && listen(inheritedFD, 16) == 0)
+        #expect(Self.deferral(of: inheritedFD) == 0)
+        #expect(Self.quickAck(of: inheritedFD) == 1)
+        let inheritedAddress = try #require(SocketActivation.boundAddress(of: inheritedFD))
+        let inheritedPort = try #require(UInt16(inheritedAddress.split(separator: ":").last ?? ""))
+
+        let sockets = ListeningSockets(inherited: [InheritedSocket(fd: inheritedFD, name: "forward", address: inheritedAddress)])
+        let listeners = [Self.listener(port: inheritedPort), Self.listener(port: ToolPaths.freePort())]
+        let (perLoop, failures) = sockets.update(for: listeners, added: listeners, loops: 2)
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(perLoop.count == 2)
+        for descriptors in perLoop {
+            #expect(descriptors.count == 2)
+            for (listener, descriptor) in descriptors {
+                #expect(Self.deferral(of: descriptor.descriptor) == 1, "\(listener.address)")
+                #expect(Self.quickAck(of: descriptor.descriptor) == 0, "\(listener.address)")
+                #expect(descriptor.acceptDeferral == .seconds(1), "\(listener.address)")
+                close(descriptor.descriptor)
+            }
+        }
+        sockets.closeAll()
+    }
+
+    @Test("a connection accepted from a listener starts in delayed-ACK mode; from a bare listening socket it does not")
+    func acceptedConnectionsDelayTheirAck() throws {
+        let port = ToolPaths.freePort()
+        let sockets = ListeningSockets(inherited: [])
+        let listener = Self.listener(port: port)
+        let (perLoop, failures) = sockets.update(for: [listener], added: [listener], loops: 1)
+        #expect(failures.isEmpty, "\(failures)")
+        let descriptor = try #require(perLoop.first?[listener]?.descriptor)
+        defer { close(descriptor); sockets.closeAll() }
+        let (client, accepted) = try Self.connectAndAccept(descriptor, port: port)
+        #expect(Self.quickAck(of: accepted) == 0)
+        close(accepted)
+        close(client)
+
+        // The control: the kernel's default for an accepted connection is quick-ACK mode.
+        let bare = try ListeningSocket.bind(try #require(SocketAddress(ip: "127.0.0.1", port: 0)))
+        defer { bare.close() }
+        bare.deferAcceptUntilData()
+        let (bareClient, bareAccepted) = try Self.connectAndAccept(bare.descriptor, port: bare.boundAddress.port)
+        #expect(Self.quickAck(of: bareAccepted) == 1)
+        close(bareAccepted)
+        close(bareClient)
+    }
+}

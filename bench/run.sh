@@ -5,7 +5,8 @@
 #   bench/run.sh --memory   RSS growth per held client connection (bench/memory.py)
 #
 # Tunables (environment): ROUNDS=3 DURATION=5 WARMUP=1 (seconds), PROXY_CPUS=1,
-# CLIENT_CPUS=0, WORKERS=1, PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
+# CLIENT_CPUS=0, UPSTREAM_CPUS (empty: the upstream nginx is not pinned), WORKERS=1,
+# PORT_BASE=28400, TARGETS="direct pinproxy haproxy nginx stunnel",
 # PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000", HANDSHAKE=1 (0 skips the
 # handshake-cost phase), RELOAD=1 (0 skips the reload-under-load phase, bench/reload.sh),
 # CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh), WORKLOADS_ONLY (an extended
@@ -18,6 +19,7 @@ DURATION="${DURATION:-5}"
 WARMUP="${WARMUP:-1}"
 PROXY_CPUS="${PROXY_CPUS:-1}"
 CLIENT_CPUS="${CLIENT_CPUS:-0}"
+UPSTREAM_CPUS="${UPSTREAM_CPUS:-}"
 WORKERS="${WORKERS:-1}"
 PORT_BASE="${PORT_BASE:-28400}"
 TARGETS="${TARGETS:-direct pinproxy haproxy nginx stunnel}"
@@ -182,7 +184,9 @@ echo "sessionResume = no" >> "$WORK/stunnel-fresh.conf"
 
 # --- processes ------------------------------------------------------------------------
 start_upstream() {
-    nginx -p "$WORK" -c "$WORK/upstream.conf" 2>>"$WORK/logs/upstream.err" &
+    local pin=()
+    [ -n "$UPSTREAM_CPUS" ] && pin=(taskset -c "$UPSTREAM_CPUS")
+    "${pin[@]}" nginx -p "$WORK" -c "$WORK/upstream.conf" 2>>"$WORK/logs/upstream.err" &
     STARTED_PIDS+=($!); PID[direct]=$!
     wait_port "$UP_PORT"
 }
@@ -299,7 +303,7 @@ measure() {
 }
 
 echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib" > "$RAW"
-log "proxies on CPU $PROXY_CPUS with $WORKERS thread/worker each, wrk (1 thread) on CPU $CLIENT_CPUS, upstream nginx (2 workers) unpinned"
+log "proxies on CPU $PROXY_CPUS with $WORKERS thread/worker each, wrk (1 thread) on CPU $CLIENT_CPUS, upstream nginx (2 workers) ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned}"
 log "$ROUNDS rounds x ${#WORKLOADS[@]} workloads x $(wc -w <<< "$TARGETS") targets, ${DURATION}s each after ${WARMUP}s warm-up"
 read -r -a target_list <<< "$TARGETS"
 for ((round = 1; round <= ROUNDS; round++)); do

@@ -64,8 +64,9 @@ final class Exchange {
         guard let upstream, var body = responseBody else { return .needMore }
         let progress = body.pump(from: upstream.stream.input, to: client.output)
         responseBody = body
-        // Before the watermark check: only what the socket refused counts, and
-        // a pause leaves the write event armed so the drain resumes the relay.
+        // A plain client's write waits for the end of the loop pass, a TLS
+        // client's is tried now: either way the pause below counts what is
+        // still queued, and the stream's drain report (`resumeResponse`) ends it.
         client.flush()
         if progress == .needMore, client.output.count >= RelayLimits.highWatermark {
             responsePaused = true

@@ -112,4 +112,65 @@ struct ListeningSocketOptionsTests {
         close(bareAccepted)
         close(bareClient)
     }
+
+    /// A listener's queue takes a burst of 2,000 connections whole: each one
+    /// that has sent its first bytes is there to accept at once. With a
+    /// backlog of 1024, about 1,025 were; the rest were dropped on the queue's
+    /// overflow and came back only with a retransmission.
+    @Test("a burst of 2,000 connections that have spoken all wait in the listen queue, none dropped")
+    func listenQueueTakesABurst() throws {
+        let burst = 2000
+        let somaxconn = (try? String(contentsOfFile: "/proc/sys/net/core/somaxconn", encoding: .utf8))
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        try #require(somaxconn >= burst + 1, "net.core.somaxconn \(somaxconn) caps every backlog below the burst")
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let needed = rlim_t(2 * burst + 256)
+        if limit.rlim_cur < needed {
+            try #require(limit.rlim_max >= needed, "descriptor hard limit \(limit.rlim_max)")
+            limit.rlim_cur = needed
+            try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        }
+
+        let port = ToolPaths.freePort()
+        let sockets = ListeningSockets(inherited: [])
+        let listener = Self.listener(port: port)
+        let (perLoop, failures) = sockets.update(for: [listener], added: [listener], loops: 1)
+        #expect(failures.isEmpty, "\(failures)")
+        let descriptor = try #require(perLoop.first?[listener]?.descriptor)
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var clients: [Int32] = []
+        defer {
+            clients.forEach { close($0) }
+            close(descriptor)
+            sockets.closeAll()
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        for _ in 0..<burst {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            try #require(client >= 0)
+            clients.append(client)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            try #require(connected == 0)
+        }
+        // Each speaks (the accept is deferred until it does).
+        var byte: UInt8 = 0x47
+        for client in clients { try #require(send(client, &byte, 1, 0) == 1) }
+        // Loopback delivers in the sender's call; a dropped connection would
+        // come back only after its retransmission timeout, 200 ms or more.
+        Thread.sleep(forTimeInterval: 0.05)
+        var accepted = 0
+        while true {
+            let fd = accept(descriptor, nil, nil)
+            if fd < 0 { break }
+            close(fd)
+            accepted += 1
+        }
+        #expect(accepted == burst, "accepted \(accepted) of \(burst) at once")
+    }
 }

@@ -26,10 +26,11 @@ final class ListeningSocket {
     /// (with the accept deferred, until the first bytes come) and complete
     /// connections. Past it, new clients get SYN cookies, and a connection
     /// that completes while the accept queue is full is dropped and waits
-    /// for a retransmission, a second or more. 4096 takes a burst of
-    /// thousands of clients at once (a 5,000-connection burst against 1024
-    /// overflowed the queue 800 times; against 4096, never); Linux caps it
-    /// at `net.core.somaxconn`, 4096 by default since 5.4.
+    /// for a retransmission: the client's data after 200 ms or more, the
+    /// SYN-ACK after a second or more. 4096 takes a burst of thousands of
+    /// clients at once (four 5,000-connection bursts overflowed a queue of
+    /// 1024 799 times, one of 4096 never); Linux caps it at
+    /// `net.core.somaxconn`, 4096 by default since 5.4.
     static let backlog: Int32 = 4096
 
     /// Binds `address` (`SO_REUSEADDR`; IPv6 sockets IPv6-only: `SocketOptions`).

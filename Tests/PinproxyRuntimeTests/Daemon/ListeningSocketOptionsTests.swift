@@ -29,18 +29,21 @@ struct ListeningSocketOptionsTests {
         return value
     }
 
-    /// A connection to `port` on 127.0.0.1 accepted from `listeningFD`: (client, accepted).
-    private static func connectAndAccept(_ listeningFD: Int32, port: UInt16) throws -> (Int32, Int32) {
+    /// A TCP socket connected to 127.0.0.1:`port` (blocking).
+    private static func connectedClient(port: UInt16) throws -> Int32 {
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(client >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let address = try #require(SocketAddress(ip: "127.0.0.1", port: port))
+        guard address.withSockaddr({ connect(client, $0, $1) }) == 0 else {
+            close(client)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
-        try #require(connected == 0)
+        return client
+    }
+
+    /// A connection to `port` on 127.0.0.1 accepted from `listeningFD`: (client, accepted).
+    private static func connectAndAccept(_ listeningFD: Int32, port: UInt16) throws -> (Int32, Int32) {
+        let client = try connectedClient(port: port)
         // The listener defers accept until data: the client speaks first, as a proxy client does.
         let request = Array("GET / HTTP/1.1\r\n".utf8)
         try #require(send(client, request, request.count, 0) == request.count)
@@ -49,6 +52,22 @@ struct ListeningSocketOptionsTests {
         let accepted = accept(listeningFD, nil, nil)
         try #require(accepted >= 0)
         return (client, accepted)
+    }
+
+    /// A forward listener on a free port, set up as the daemon sets up its
+    /// own: the sockets (close them with `closeAll`), the port, and one
+    /// loop's descriptor (the caller closes it).
+    private static func daemonListener() throws -> (sockets: ListeningSockets, port: UInt16, descriptor: Int32) {
+        let port = ToolPaths.freePort()
+        let sockets = ListeningSockets(inherited: [])
+        let listener = Self.listener(port: port)
+        let (perLoop, failures) = sockets.update(for: [listener], added: [listener], loops: 1)
+        #expect(failures.isEmpty, "\(failures)")
+        guard let descriptor = perLoop.first?[listener]?.descriptor else {
+            sockets.closeAll()
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        return (sockets, port, descriptor)
     }
 
     private static func listener(port: UInt16) -> ListenerConfiguration {
@@ -60,13 +79,8 @@ struct ListeningSocketOptionsTests {
         // The inherited one: a listening socket as systemd would pass it, without the option.
         let inheritedFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(inheritedFD >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(inheritedFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0 && listen(inheritedFD, 16) == 0)
+        let anyPort = try #require(SocketAddress(ip: "127.0.0.1", port: 0))
+        try #require(anyPort.withSockaddr({ bind(inheritedFD, $0, $1) }) == 0 && listen(inheritedFD, 16) == 0)
         #expect(Self.deferral(of: inheritedFD) == 0)
         #expect(Self.quickAck(of: inheritedFD) == 1)
         let inheritedAddress = try #require(SocketActivation.boundAddress(of: inheritedFD))
@@ -91,12 +105,7 @@ struct ListeningSocketOptionsTests {
 
     @Test("a connection accepted from a listener starts in delayed-ACK mode; from a bare listening socket it does not")
     func acceptedConnectionsDelayTheirAck() throws {
-        let port = ToolPaths.freePort()
-        let sockets = ListeningSockets(inherited: [])
-        let listener = Self.listener(port: port)
-        let (perLoop, failures) = sockets.update(for: [listener], added: [listener], loops: 1)
-        #expect(failures.isEmpty, "\(failures)")
-        let descriptor = try #require(perLoop.first?[listener]?.descriptor)
+        let (sockets, port, descriptor) = try Self.daemonListener()
         defer { close(descriptor); sockets.closeAll() }
         let (client, accepted) = try Self.connectAndAccept(descriptor, port: port)
         #expect(Self.quickAck(of: accepted) == 0)
@@ -126,18 +135,14 @@ struct ListeningSocketOptionsTests {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         let needed = rlim_t(2 * burst + 256)
+        // Raised for the whole test process and left so: other suites run beside this one.
         if limit.rlim_cur < needed {
             try #require(limit.rlim_max >= needed, "descriptor hard limit \(limit.rlim_max)")
             limit.rlim_cur = needed
             try #require(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
         }
 
-        let port = ToolPaths.freePort()
-        let sockets = ListeningSockets(inherited: [])
-        let listener = Self.listener(port: port)
-        let (perLoop, failures) = sockets.update(for: [listener], added: [listener], loops: 1)
-        #expect(failures.isEmpty, "\(failures)")
-        let descriptor = try #require(perLoop.first?[listener]?.descriptor)
+        let (sockets, port, descriptor) = try Self.daemonListener()
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var clients: [Int32] = []
         defer {
@@ -145,19 +150,7 @@ struct ListeningSocketOptionsTests {
             close(descriptor)
             sockets.closeAll()
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        for _ in 0..<burst {
-            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            try #require(client >= 0)
-            clients.append(client)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            try #require(connected == 0)
-        }
+        for _ in 0..<burst { clients.append(try Self.connectedClient(port: port)) }
         // Each speaks (the accept is deferred until it does).
         var byte: UInt8 = 0x47
         for client in clients { try #require(send(client, &byte, 1, 0) == 1) }

@@ -235,3 +235,9 @@ callgrind_run() {
     python3 "$BENCH_DIR/requests.py" --port "$port" --count "$count" || die "$binary under callgrind: requests failed"
     kill -INT "$cg_pid"; wait "$cg_pid" 2>/dev/null || true
 }
+
+# steal_ticks — the ticks the hypervisor took from every CPU of this host (/proc/stat, the
+# aggregate "cpu" line's eighth value): time the guest wanted to run and could not.
+steal_ticks() {
+    awk '$1 == "cpu" { print $9; exit }' /proc/stat
+}

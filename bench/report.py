@@ -12,6 +12,7 @@ The median over interleaved rounds is reported (robust to one disturbed run on a
 shared machine); the CSV keeps min and max too so the spread is visible.
 """
 import csv
+import os
 import statistics
 import sys
 
@@ -91,6 +92,20 @@ def throughput(raw_path, results_path):
                       f"{fmt(row['p99_vs_haproxy'], 2):>9} {fmt(row['cpu_vs_haproxy'], 2):>9}")
             print()
     print(f"medians of {max(s['rounds'] for s in summary.values())} interleaved rounds; CSV: {results_path}")
+    steal_note(rows)
+
+
+def steal_note(rows):
+    """One line on how much the hypervisor took during the counted runs (bench/run.sh measure)."""
+    steals = [number(r.get("steal_pct")) for r in rows if r.get("steal_pct") not in ("", None)]
+    if not steals:
+        return
+    limit = float(os.environ.get("STEAL_LIMIT", "5"))
+    again = sum(1 for r in rows if int(r.get("attempts") or 1) > 1)
+    over = sum(1 for v in steals if v > limit)
+    print(f"steal (CPU time the hypervisor took, % of the host's) in the counted runs: median {median(steals):.1f}, "
+          f"max {max(steals):.1f}; {again} of {len(rows)} runs measured again for steal over {limit:g} %, "
+          f"{over} still over it")
 
 
 def handshake(raw_path, results_path):
@@ -127,6 +142,7 @@ def handshake(raw_path, results_path):
     if pins is not None and ca:
         print(f"pin evaluation adds {100 * (pins / ca - 1):+.1f}% to the CPU of a fresh upstream handshake "
               f"(goal: under 5%); CSV: {results_path}")
+    steal_note(rows)
 
 
 def instructions(path):

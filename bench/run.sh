@@ -10,7 +10,9 @@
 # PINPROXY_BIN=.build/release/pinproxy, MEMORY_COUNTS="5000 10000", HANDSHAKE=1 (0 skips the
 # handshake-cost phase), RELOAD=1 (0 skips the reload-under-load phase, bench/reload.sh),
 # CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh), WORKLOADS_ONLY (an extended
-# regular expression: only the throughput workloads whose names match, e.g. "^close").
+# regular expression: only the throughput workloads whose names match, e.g. "^close"),
+# STEAL_LIMIT=5 (% of the host's CPU time) and STEAL_RETRIES=2: a throughput run during which
+# the hypervisor stole more runs again, up to that many times (see measure).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -25,6 +27,9 @@ PORT_BASE="${PORT_BASE:-28400}"
 TARGETS="${TARGETS:-direct pinproxy haproxy nginx stunnel}"
 MEMORY_COUNTS="${MEMORY_COUNTS:-5000 10000}"
 HANDSHAKE="${HANDSHAKE:-1}"
+STEAL_LIMIT="${STEAL_LIMIT:-5}"
+STEAL_RETRIES="${STEAL_RETRIES:-2}"
+export STEAL_LIMIT # read by report.py
 MODE=throughput
 [ "${1:-}" = "--memory" ] && MODE=memory
 
@@ -267,19 +272,45 @@ to_ms() { # wrk latency "123.45us" / "1.20ms" / "1.01s" → milliseconds
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
 }
 
-# measure ROUND WORKLOAD TARGET — one warm-up and one measured wrk run; one CSV row.
+# wrk_run URL ARGS... — one warm-up and one measured wrk run on the client CPU; sets OUT_TEXT
+# (wrk's output), TICKS (the target's CPU ticks during the measured run) and STEAL_PCT (the
+# share of the host's CPU time the hypervisor took meanwhile, /proc/stat).
+wrk_run() {
+    local url="$1" pid="$2"; shift 2
+    taskset -c "$CLIENT_CPUS" wrk "$@" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
+    local before after steal_before steal_after start_ns end_ns
+    before="$(cpu_ticks "$pid")"
+    steal_before="$(steal_ticks)"; start_ns="$(date +%s%N)"
+    OUT_TEXT="$(taskset -c "$CLIENT_CPUS" wrk "$@" -d"${DURATION}s" "$url" 2>&1)" || true
+    steal_after="$(steal_ticks)"; end_ns="$(date +%s%N)"
+    after="$(cpu_ticks "$pid")"
+    TICKS=$((after - before))
+    STEAL_PCT="$(awk -v s=$((steal_after - steal_before)) -v ns=$((end_ns - start_ns)) -v hz="$(getconf CLK_TCK)" \
+        -v cpus="$(nproc)" 'BEGIN { printf "%.1f", 100 * s / hz / (ns / 1e9) / cpus }')"
+}
+
+# measure ROUND WORKLOAD TARGET — one warm-up and one measured wrk run; one CSV row. A run
+# during which the hypervisor took more than STEAL_LIMIT % of the host's CPU time (steal,
+# seen at 6-25 % on a shared VM, with throughput falling by as much) measured the neighbours,
+# not the target: it runs again, up to STEAL_RETRIES times, and the least disturbed run counts.
+# The rule is the same for every target; the CSV keeps each row's steal and attempts.
 measure() {
     local round="$1" spec="$2" target="$3" name conns path header url
     IFS='|' read -r name conns path header <<< "$spec"
     url="$(url_for "$target" "$path")"
     local args=(-t1 -c"$conns" --timeout 5s --latency)
     [ -n "$header" ] && args+=(-H "$header")
-    taskset -c "$CLIENT_CPUS" wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
-    local pid="${PID[$target]}" hz out before after
+    local pid="${PID[$target]}" hz out ticks steal attempt
     hz="$(getconf CLK_TCK)"
-    before="$(cpu_ticks "$pid")"
-    out="$(taskset -c "$CLIENT_CPUS" wrk "${args[@]}" -d"${DURATION}s" "$url" 2>&1)" || true
-    after="$(cpu_ticks "$pid")"
+    for ((attempt = 1; attempt <= STEAL_RETRIES + 1; attempt++)); do
+        wrk_run "$url" "$pid" "${args[@]}"
+        if [ "$attempt" -eq 1 ] || awk -v a="$STEAL_PCT" -v b="$steal" 'BEGIN { exit !(a < b) }'; then
+            out="$OUT_TEXT"; ticks="$TICKS"; steal="$STEAL_PCT"
+        fi
+        awk -v a="$STEAL_PCT" -v l="$STEAL_LIMIT" 'BEGIN { exit !(a <= l) }' && break
+        [ "$attempt" -le "$STEAL_RETRIES" ] && log "round $round  $name $target: steal $STEAL_PCT % > $STEAL_LIMIT %: measuring again"
+    done
+    attempt=$((attempt > STEAL_RETRIES + 1 ? STEAL_RETRIES + 1 : attempt))
     local requests rps p50 p99 errors non2xx rss cpu_us
     requests="$(awk '/requests in/ {print $1}' <<< "$out")"
     rps="$(awk '/^Requests\/sec:/ {print $2}' <<< "$out")"
@@ -295,14 +326,14 @@ measure() {
         cpu_us="" # no proxy; the upstream's CPU is not a proxy cost
         rss=""
     else
-        cpu_us="$(awk -v d=$((after - before)) -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / hz / n }')"
+        cpu_us="$(awk -v d="$ticks" -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / hz / n }')"
     fi
-    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss" >> "$RAW"
-    log "round $round  $(printf '%-15s %-9s' "$name" "$target") $(printf '%10s req/s  p50 %8s ms  p99 %8s ms  cpu %6s us/req  rss %6s KiB  errors %s' \
-        "$rps" "$p50" "$p99" "${cpu_us:--}" "${rss:--}" "$errors")"
+    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss,$steal,$attempt" >> "$RAW"
+    log "round $round  $(printf '%-15s %-9s' "$name" "$target") $(printf '%10s req/s  p50 %8s ms  p99 %8s ms  cpu %6s us/req  rss %6s KiB  steal %4s %%  errors %s' \
+        "$rps" "$p50" "$p99" "${cpu_us:--}" "${rss:--}" "$steal" "$errors")"
 }
 
-echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib" > "$RAW"
+echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib,steal_pct,attempts" > "$RAW"
 log "proxies on CPU $PROXY_CPUS with $WORKERS thread/worker each, wrk (1 thread) on CPU $CLIENT_CPUS, upstream nginx (2 workers) ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned}"
 log "$ROUNDS rounds x ${#WORKLOADS[@]} workloads x $(wc -w <<< "$TARGETS") targets, ${DURATION}s each after ${WARMUP}s warm-up"
 read -r -a target_list <<< "$TARGETS"
@@ -327,7 +358,7 @@ if [ "$HANDSHAKE" = 1 ]; then
     HANDSHAKE_TARGETS=(pinproxy-fresh pinproxy-fresh-ca stunnel-fresh stunnel)
     for name in pinproxy-fresh pinproxy-fresh-ca stunnel-fresh; do start_proxy "$name"; done
     case " $TARGETS " in *" stunnel "*) ;; *) start_proxy stunnel ;; esac
-    echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib" > "$RAW"
+    echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib,steal_pct,attempts" > "$RAW"
     log "handshake cost: $ROUNDS rounds x ${#HANDSHAKE_TARGETS[@]} targets, Connection: close, no upstream reuse"
     for ((round = 1; round <= ROUNDS; round++)); do
         if ((round % 2)); then order=("${HANDSHAKE_TARGETS[@]}"); else order=(stunnel stunnel-fresh pinproxy-fresh-ca pinproxy-fresh); fi

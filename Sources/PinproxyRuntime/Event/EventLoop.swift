@@ -15,6 +15,8 @@ final class EventLoop: @unchecked Sendable {
     private let mailbox = Locked<[@Sendable () -> Void]>([])
     private let wakeupDescriptor: Int32
     private var wakeup: OpaquePointer?
+    /// The writes this loop's streams leave for the end of the pass.
+    let passEndWrites: PassEndWrites
 
     init() throws {
         guard let config = event_config_new() else { throw RuntimeError.system("event_config_new", errno) }
@@ -24,8 +26,10 @@ final class EventLoop: @unchecked Sendable {
         event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue) | Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
         guard let base = event_base_new_with_config(config) else { throw RuntimeError.system("event_base_new", errno) }
         self.base = base
+        passEndWrites = PassEndWrites(base: base)
         let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard descriptor >= 0 else {
+            passEndWrites.close()
             event_base_free(base)
             throw RuntimeError.system("eventfd", errno)
         }
@@ -36,6 +40,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     deinit {
+        passEndWrites.close()
         if let wakeup { event_free(wakeup) }
         close(wakeupDescriptor)
         event_base_free(base)

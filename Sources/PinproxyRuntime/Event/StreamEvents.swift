@@ -5,6 +5,8 @@ import Foundation
 protocol StreamEventsOwner: AnyObject {
     func eventsDidFireRead(timedOut: Bool)
     func eventsDidFireWrite(timedOut: Bool)
+    /// The write `scheduleWrite` asked for, at the end of the loop pass.
+    func eventsDidRunScheduledWrite()
     /// Input the owner has read from the socket but not yet handed out (TLS
     /// records OpenSSL read ahead): the socket will not report it readable.
     var holdsUnreadInput: Bool { get }
@@ -38,7 +40,8 @@ final class StreamEvents {
     private var drainWatch: OpaquePointer?
     /// The write callback was run by hand (`activateWrite`), not by the socket.
     private(set) var hasPendingActivation = false
-    /// The write callback is queued behind this loop pass's other callbacks (`scheduleWrite`).
+    /// A write is queued for the end of this loop pass (`scheduleWrite`):
+    /// the loop's `PassEndWrites` holds an entry for this object exactly then.
     private(set) var writeScheduled = false
     /// The stream the callbacks go to. Unowned: the stream owns this object
     /// and closes it (freeing both events) before it goes away.
@@ -79,6 +82,7 @@ final class StreamEvents {
 
     /// Frees the events and closes the socket. Idempotent.
     func close() {
+        cancelScheduledWrite()
         unwatchDrain()
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
@@ -86,7 +90,6 @@ final class StreamEvents {
         writeEvent = nil
         readArmed = false
         writeArmed = false
-        writeScheduled = false
         wantsReading = false
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
@@ -241,19 +244,32 @@ final class StreamEvents {
         event_active(writeEvent, EventFlags.activeWrite, 0)
     }
 
-    /// Runs the write callback once this loop pass's other callbacks have
-    /// run, without adding the write event (so no epoll registration): the
-    /// writes of one pass leave together, after every read of that pass, and
-    /// a peer woken by the first finds the others ready (one wakeup, one
-    /// `epoll_wait`, for several responses). Nothing when the write event is
-    /// armed (the socket is full: its drain writes) or a write is scheduled.
+    /// Has the owner write once this loop pass's other callbacks have run
+    /// (`eventsDidRunScheduledWrite`, from the loop's `PassEndWrites`), without
+    /// adding the write event (so no epoll registration): the writes of one
+    /// pass leave together, after every read of that pass. Nothing when the
+    /// write event is armed (the socket is full: its drain writes) or a write
+    /// is already scheduled.
     func scheduleWrite() {
-        guard let writeEvent, isOpen, !writeArmed, !writeScheduled else { return }
+        guard isOpen, !writeArmed, !writeScheduled else { return }
         writeScheduled = true
-        // libevent appends an event activated inside a callback to the tail of
-        // the active queue it is running: it runs in this same pass, after the
-        // events epoll reported.
-        event_active(writeEvent, EventFlags.activeWrite, 0)
+        loop.passEndWrites.enqueue(self)
+    }
+
+    /// Called by `PassEndWrites` for this object's entry.
+    func runScheduledWrite() {
+        guard writeScheduled else { return }
+        writeScheduled = false
+        // Armed since it was scheduled: the socket is full, or the owner wants
+        // its write callback; that callback writes.
+        guard isOpen, !writeArmed, let owner else { return }
+        withExtendedLifetime(owner) { owner.eventsDidRunScheduledWrite() }
+    }
+
+    private func cancelScheduledWrite() {
+        guard writeScheduled else { return }
+        writeScheduled = false
+        loop.passEndWrites.remove(self)
     }
 
     /// Whether this write callback is the one `activateWrite` asked for (and forgets it).
@@ -276,7 +292,6 @@ final class StreamEvents {
     private static let writeTrampoline: event_callback_fn = { _, what, context in
         guard let context else { return }
         let events = Unmanaged<StreamEvents>.fromOpaque(context).takeUnretainedValue()
-        events.writeScheduled = false
         guard let owner = events.owner else { return }
         withExtendedLifetime((events, owner)) { owner.eventsDidFireWrite(timedOut: EventFlags.timedOut(what)) }
     }

@@ -12,8 +12,8 @@ import Foundation
 /// 3's paused verification, runs its callbacks a loop pass late, and reads a
 /// record in two calls unless re-activated by hand. Here one `read(2)` takes
 /// what the socket holds (read-ahead), `SSL_read` decrypts straight into
-/// space reserved in the input buffer, and up to one record of output goes
-/// out in one `SSL_write`.
+/// space reserved in the input buffer, and the output goes out at the end
+/// of the loop pass (`PassEndWrites`), up to one record per `SSL_write`.
 ///
 /// Re-entrancy: the delegate is called only from the events' callbacks,
 /// never from a method the delegate calls.
@@ -267,11 +267,24 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     /// The largest `SSL_write`: one record.
     static let recordSize = 16 * 1024
 
+    /// Sends the output at the end of this loop pass, in records of up to
+    /// `recordSize` (`StreamEvents.scheduleWrite`, as `PlainStream.flush`):
+    /// the requests one pass sends upstream leave together, after every read
+    /// of that pass, and the upstream woken by the first finds the others
+    /// ready. Behind an armed write event the socket is full (its drain
+    /// writes); behind a write that waits for a read, the read event writes.
+    /// A delegate that waits for the output to be written hears `streamDidDrain`.
     func flush() {
-        guard isOpenForData, let connection, !output.isEmpty, !events.writeArmed || pendingWrite > 0 else {
-            if isOpenForData && !output.isEmpty { events.armWrite(timeout: events.writeTimeout) }
-            return
-        }
+        guard isOpenForData, !output.isEmpty, !writeWaitsForReadable else { return }
+        events.scheduleWrite()
+    }
+
+    /// Writes the output record by record until it is empty or OpenSSL
+    /// asks to wait: for the socket to take more (the write event, with the
+    /// write timeout) or for a read (a key update to read first). A failure
+    /// is reported from the write callback (`deferredEnding`).
+    private func writeRecords() {
+        guard isOpenForData, let connection else { return }
         while !output.isEmpty {
             let length = pendingWrite > 0 ? pendingWrite : min(output.count, Self.recordSize)
             OpenSSLErrorQueue.clearBeforeCall()
@@ -294,7 +307,6 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             }
             return
         }
-        if !events.hasPendingActivation { events.disarmWrite() }
     }
 
     func setWriteLowWatermark(_ low: Int) { events.writeLowWatermark = low }
@@ -318,9 +330,20 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         if timedOut { return delegate?.stream(self, didEnd: .timedOut(reading: true)) ?? () }
         if writeWaitsForReadable {
             writeWaitsForReadable = false
-            flush()
+            writeRecords()
+            if output.isEmpty && !events.hasPendingActivation { events.disarmWrite() }
         }
         readRecords()
+    }
+
+    /// What `flush` left for the end of the pass, unless something wrote it
+    /// already: the records leave now; what the socket cannot take waits for
+    /// the write event, a failure for the write callback it activated.
+    func eventsDidRunScheduledWrite() {
+        guard isOpenForData, !output.isEmpty, !writeWaitsForReadable, deferredEnding == nil else { return }
+        writeRecords()
+        guard deferredEnding == nil, !writeWaitsForReadable else { return }
+        if output.count <= events.writeLowWatermark { delegate?.streamDidDrain(self) }
     }
 
     func eventsDidFireWrite(timedOut: Bool) {
@@ -343,8 +366,8 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             readWaitsForWritable = false
             readRecords()
         }
-        flush()
-        if output.isEmpty { events.disarmWrite() }
+        writeRecords()
+        if output.isEmpty && !events.hasPendingActivation { events.disarmWrite() }
         if output.count <= events.writeLowWatermark { delegate?.streamDidDrain(self) }
     }
 }

@@ -48,6 +48,8 @@ final class Exchange {
         if client.input.count != unread {
             upstream.stream.restartReadTimeout()
         }
+        // Written at the end of the loop pass: the pause counts what is still
+        // queued, and the upstream's drain report (`resumeRequest`) ends it.
         upstream.stream.flush()
         if progress == .needMore, upstream.stream.output.count >= RelayLimits.highWatermark {
             requestPaused = true
@@ -64,9 +66,9 @@ final class Exchange {
         guard let upstream, var body = responseBody else { return .needMore }
         let progress = body.pump(from: upstream.stream.input, to: client.output)
         responseBody = body
-        // A plain client's write waits for the end of the loop pass, a TLS
-        // client's is tried now: either way the pause below counts what is
-        // still queued, and the stream's drain report (`resumeResponse`) ends it.
+        // The write waits for the end of the loop pass (`PassEndWrites`), for
+        // a plain and a TLS client alike: the pause below counts what is still
+        // queued, and the stream's drain report (`resumeResponse`) ends it.
         client.flush()
         if progress == .needMore, client.output.count >= RelayLimits.highWatermark {
             responsePaused = true

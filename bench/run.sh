@@ -11,8 +11,9 @@
 # handshake-cost phase), RELOAD=1 (0 skips the reload-under-load phase, bench/reload.sh),
 # CONNECT=1 (0 skips the CONNECT phase, bench/connect.sh), WORKLOADS_ONLY (an extended
 # regular expression: only the throughput workloads whose names match, e.g. "^close"),
-# STEAL_LIMIT=5 (% of the host's CPU time) and STEAL_RETRIES=2: a throughput run during which
-# the hypervisor stole more runs again, up to that many times (see measure).
+# STEAL_LIMIT=5 (% of the host's CPU time), STEAL_RETRIES=2 and STEAL_PAUSE=10 (s): a throughput
+# run during which the hypervisor stole more runs again after a pause, up to that many times
+# (see measure).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -29,6 +30,7 @@ MEMORY_COUNTS="${MEMORY_COUNTS:-5000 10000}"
 HANDSHAKE="${HANDSHAKE:-1}"
 STEAL_LIMIT="${STEAL_LIMIT:-5}"
 STEAL_RETRIES="${STEAL_RETRIES:-2}"
+STEAL_PAUSE="${STEAL_PAUSE:-10}"
 export STEAL_LIMIT # read by report.py
 MODE=throughput
 [ "${1:-}" = "--memory" ] && MODE=memory
@@ -308,7 +310,11 @@ measure() {
             out="$OUT_TEXT"; ticks="$TICKS"; steal="$STEAL_PCT"
         fi
         awk -v a="$STEAL_PCT" -v l="$STEAL_LIMIT" 'BEGIN { exit !(a <= l) }' && break
-        [ "$attempt" -le "$STEAL_RETRIES" ] && log "round $round  $name $target: steal $STEAL_PCT % > $STEAL_LIMIT %: measuring again"
+        if [ "$attempt" -le "$STEAL_RETRIES" ]; then
+            # Steal comes in episodes of tens of seconds here: an immediate retry mostly meets the same one.
+            log "round $round  $name $target: steal $STEAL_PCT % > $STEAL_LIMIT %: measuring again in ${STEAL_PAUSE}s"
+            sleep "$STEAL_PAUSE"
+        fi
     done
     attempt=$((attempt > STEAL_RETRIES + 1 ? STEAL_RETRIES + 1 : attempt))
     local requests rps p50 p99 errors non2xx rss cpu_us

@@ -29,7 +29,7 @@ struct PassEndWritesTests {
     final class Log { var entries: [String] = [] }
 
     /// A stream's events on one end of a socket pair (the other end is returned to close).
-    private static func events(_ loop: EventLoop, _ owner: Owner) throws -> (StreamEvents, Int32) {
+    private static func events(_ loop: EventLoop, _ owner: StreamEventsOwner) throws -> (StreamEvents, Int32) {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
         _ = fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) | O_NONBLOCK)
@@ -43,9 +43,6 @@ struct PassEndWritesTests {
         let loop = try EventLoop()
         let log = Log()
         let a = Owner(name: "a", log: log), b = Owner(name: "b", log: log)
-        let (eventsA, peerA) = try Self.events(loop, a)
-        let (eventsB, peerB) = try Self.events(loop, b)
-        defer { eventsA.close(); eventsB.close(); close(peerA); close(peerB) }
         // Each read schedules its own stream's write, twice (the second is a no-op).
         final class Reader: StreamEventsOwner {
             let inner: Owner
@@ -62,10 +59,11 @@ struct PassEndWritesTests {
             var holdsUnreadInput: Bool { false }
         }
         let readerA = Reader(a), readerB = Reader(b)
+        let (eventsA, peerA) = try Self.events(loop, readerA)
+        let (eventsB, peerB) = try Self.events(loop, readerB)
+        defer { eventsA.close(); eventsB.close(); close(peerA); close(peerB) }
         readerA.events = eventsA
         readerB.events = eventsB
-        eventsA.attach(to: readerA)
-        eventsB.attach(to: readerB)
         eventsA.wantReading(timeout: nil)
         eventsB.wantReading(timeout: nil)
         #expect(write(peerA, "x", 1) == 1)

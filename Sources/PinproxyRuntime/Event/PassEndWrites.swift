@@ -10,9 +10,13 @@ internal import CLibevent
 ///
 /// One event for the whole loop, activated by the first write queued in a
 /// pass (libevent appends it to the tail of the active queue it is running),
-/// rather than one activation per stream: the per-stream dispatch cost about
-/// 750 instructions per write (`bench/request-cost.sh`), which was the price of
-/// batching the client side and too much to batch the upstream side as well.
+/// rather than each stream activating its own write event: that event also
+/// carries a TLS stream's deferred reports (`activateWrite`), and one
+/// activation serves every write of a busy pass. At one write per pass it is
+/// no cheaper: batching the upstream side too cost +1,469 instructions per
+/// keep-alive request this way and +1,027 with per-stream activations
+/// (`bench/request-cost.sh`, each against its own build's unbatched figure);
+/// the saving when a pass carries several writes has not been counted.
 ///
 /// Holds its streams unretained: an entry exists while the stream's
 /// `writeScheduled` is true, and `StreamEvents.close` (also run by its
@@ -68,7 +72,6 @@ final class PassEndWrites {
             // stream of this round, which empties its slot.
             while index < running.count {
                 if let entry = running[index] {
-                    running[index] = nil
                     // A strong reference for the call: the write's callbacks may
                     // release the stream's last other one.
                     let events = entry.takeUnretainedValue()

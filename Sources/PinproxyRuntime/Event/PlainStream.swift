@@ -146,12 +146,6 @@ final class PlainStream: ByteStream, StreamEventsOwner {
 
     func setWriteTimeout(_ timeout: EventTimeout?) { events.writeTimeout = timeout }
 
-    /// What `flush` left for the end of the pass, unless something wrote it already.
-    func eventsDidRunScheduledWrite() {
-        guard !output.isEmpty else { return }
-        eventsDidFireWrite(timedOut: false)
-    }
-
     func eventsDidFireWrite(timedOut: Bool) {
         _ = events.consumeActivation()
         if timedOut {

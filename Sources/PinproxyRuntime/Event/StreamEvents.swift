@@ -5,8 +5,6 @@ import Foundation
 protocol StreamEventsOwner: AnyObject {
     func eventsDidFireRead(timedOut: Bool)
     func eventsDidFireWrite(timedOut: Bool)
-    /// The write `scheduleWrite` asked for, at the end of the loop pass.
-    func eventsDidRunScheduledWrite()
     /// Input the owner has read from the socket but not yet handed out (TLS
     /// records OpenSSL read ahead): the socket will not report it readable.
     var holdsUnreadInput: Bool { get }
@@ -244,26 +242,27 @@ final class StreamEvents {
         event_active(writeEvent, EventFlags.activeWrite, 0)
     }
 
-    /// Has the owner write once this loop pass's other callbacks have run
-    /// (`eventsDidRunScheduledWrite`, from the loop's `PassEndWrites`), without
-    /// adding the write event (so no epoll registration): the writes of one
-    /// pass leave together, after every read of that pass. Nothing when the
-    /// write event is armed (the socket is full: its drain writes) or a write
-    /// is already scheduled.
+    /// Runs the owner's write callback once this loop pass's other callbacks
+    /// have run (from the loop's `PassEndWrites`), without adding the write
+    /// event (so no epoll registration): the writes of one pass leave
+    /// together, after every read of that pass. Nothing when the write event
+    /// is armed (the socket is full: its drain writes) or a write is already
+    /// scheduled.
     func scheduleWrite() {
         guard isOpen, !writeArmed, !writeScheduled else { return }
         writeScheduled = true
         loop.passEndWrites.enqueue(self)
     }
 
-    /// Called by `PassEndWrites` for this object's entry.
+    /// Called by `PassEndWrites` for this object's entry: the owner's write
+    /// callback, as the socket's readiness would run it.
     func runScheduledWrite() {
         guard writeScheduled else { return }
         writeScheduled = false
         // Armed since it was scheduled: the socket is full, or the owner wants
-        // its write callback; that callback writes.
-        guard isOpen, !writeArmed, let owner else { return }
-        withExtendedLifetime(owner) { owner.eventsDidRunScheduledWrite() }
+        // its write callback; that callback writes. Empty: something wrote it.
+        guard isOpen, !writeArmed, !output.isEmpty, let owner else { return }
+        withExtendedLifetime(owner) { owner.eventsDidFireWrite(timedOut: false) }
     }
 
     private func cancelScheduledWrite() {

@@ -279,10 +279,11 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         events.scheduleWrite()
     }
 
-    /// Writes the output record by record until it is empty or OpenSSL
-    /// asks to wait: for the socket to take more (the write event, with the
-    /// write timeout) or for a read (a key update to read first). A failure
-    /// is reported from the write callback (`deferredEnding`).
+    /// Writes the output record by record until it is empty (then the write
+    /// event goes, unless a report waits on it) or OpenSSL asks to wait: for
+    /// the socket to take more (the write event, with the write timeout) or
+    /// for a read (a key update to read first). A failure is reported from
+    /// the write callback (`deferredEnding`).
     private func writeRecords() {
         guard isOpenForData, let connection else { return }
         while !output.isEmpty {
@@ -307,6 +308,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             }
             return
         }
+        if !events.hasPendingActivation { events.disarmWrite() }
     }
 
     func setWriteLowWatermark(_ low: Int) { events.writeLowWatermark = low }
@@ -331,19 +333,8 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         if writeWaitsForReadable {
             writeWaitsForReadable = false
             writeRecords()
-            if output.isEmpty && !events.hasPendingActivation { events.disarmWrite() }
         }
         readRecords()
-    }
-
-    /// What `flush` left for the end of the pass, unless something wrote it
-    /// already: the records leave now; what the socket cannot take waits for
-    /// the write event, a failure for the write callback it activated.
-    func eventsDidRunScheduledWrite() {
-        guard isOpenForData, !output.isEmpty, !writeWaitsForReadable, deferredEnding == nil else { return }
-        writeRecords()
-        guard deferredEnding == nil, !writeWaitsForReadable else { return }
-        if output.count <= events.writeLowWatermark { delegate?.streamDidDrain(self) }
     }
 
     func eventsDidFireWrite(timedOut: Bool) {
@@ -367,7 +358,6 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             readRecords()
         }
         writeRecords()
-        if output.isEmpty && !events.hasPendingActivation { events.disarmWrite() }
         if output.count <= events.writeLowWatermark { delegate?.streamDidDrain(self) }
     }
 }

@@ -7,19 +7,30 @@ import Testing
 /// stream kinds use (`PlainStream.flush` towards clients, `TLSStream.flush`
 /// towards upstreams): each scheduled stream is called once, after the
 /// pass's other callbacks, in the order scheduled; a stream that closes or
-/// goes away with its write queued is never called; a write scheduled while
-/// the queue runs still runs in that pass.
+/// goes away with its write queued is never called, nor one whose output was
+/// written meanwhile; a write scheduled while the queue runs still runs in
+/// that pass.
 @Suite("PassEndWrites: the end-of-pass writes of a loop")
 struct PassEndWritesTests {
-    /// Stands in for a stream: records when its scheduled write runs.
+    /// Stands in for a stream: records its callbacks, telling the scheduled
+    /// write (write event not armed) from the socket's write callback.
     final class Owner: StreamEventsOwner {
         let name: String
         let log: Log
+        weak var events: StreamEvents?
+        /// Each read schedules this stream's write, twice (the second is a no-op).
+        var schedulesOnRead = false
         var onScheduledWrite: () -> Void = {}
         init(name: String, log: Log) { self.name = name; self.log = log }
-        func eventsDidFireRead(timedOut: Bool) { log.entries.append("read \(name)") }
-        func eventsDidFireWrite(timedOut: Bool) { log.entries.append("write event \(name)") }
-        func eventsDidRunScheduledWrite() {
+        func eventsDidFireRead(timedOut: Bool) {
+            log.entries.append("read \(name)")
+            guard schedulesOnRead, let events else { return }
+            PassEndWritesTests.schedule(events)
+            PassEndWritesTests.schedule(events)
+            events.stopReading()
+        }
+        func eventsDidFireWrite(timedOut: Bool) {
+            guard events?.writeArmed == false else { return log.entries.append("write event \(name)") }
             log.entries.append("scheduled \(name)")
             onScheduledWrite()
         }
@@ -28,14 +39,22 @@ struct PassEndWritesTests {
 
     final class Log { var entries: [String] = [] }
 
-    /// A stream's events on one end of a socket pair (the other end is returned to close).
-    private static func events(_ loop: EventLoop, _ owner: StreamEventsOwner) throws -> (StreamEvents, Int32) {
+    /// A stream's events on one end of a socket pair, attached to `owner`
+    /// (the other end is returned to close).
+    private static func events(_ loop: EventLoop, _ owner: Owner) throws -> (StreamEvents, Int32) {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
         _ = fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) | O_NONBLOCK)
         let events = try #require(StreamEvents(loop: loop, descriptor: pair[1]))
         #expect(events.attach(to: owner))
+        owner.events = events
         return (events, pair[0])
+    }
+
+    /// What a stream's `flush` does: output queued, its write scheduled.
+    static func schedule(_ events: StreamEvents) {
+        events.output.append([0x78])
+        events.scheduleWrite()
     }
 
     @Test("scheduled writes run once each, in order, after the reads epoll reported in the same pass")
@@ -43,27 +62,11 @@ struct PassEndWritesTests {
         let loop = try EventLoop()
         let log = Log()
         let a = Owner(name: "a", log: log), b = Owner(name: "b", log: log)
-        // Each read schedules its own stream's write, twice (the second is a no-op).
-        final class Reader: StreamEventsOwner {
-            let inner: Owner
-            weak var events: StreamEvents?
-            init(_ inner: Owner) { self.inner = inner }
-            func eventsDidFireRead(timedOut: Bool) {
-                inner.eventsDidFireRead(timedOut: timedOut)
-                events?.scheduleWrite()
-                events?.scheduleWrite()
-                events?.stopReading()
-            }
-            func eventsDidFireWrite(timedOut: Bool) { inner.eventsDidFireWrite(timedOut: timedOut) }
-            func eventsDidRunScheduledWrite() { inner.eventsDidRunScheduledWrite() }
-            var holdsUnreadInput: Bool { false }
-        }
-        let readerA = Reader(a), readerB = Reader(b)
-        let (eventsA, peerA) = try Self.events(loop, readerA)
-        let (eventsB, peerB) = try Self.events(loop, readerB)
+        a.schedulesOnRead = true
+        b.schedulesOnRead = true
+        let (eventsA, peerA) = try Self.events(loop, a)
+        let (eventsB, peerB) = try Self.events(loop, b)
         defer { eventsA.close(); eventsB.close(); close(peerA); close(peerB) }
-        readerA.events = eventsA
-        readerB.events = eventsB
         eventsA.wantReading(timeout: nil)
         eventsB.wantReading(timeout: nil)
         #expect(write(peerA, "x", 1) == 1)
@@ -76,6 +79,22 @@ struct PassEndWritesTests {
         let readOrder = log.entries.prefix(2).map { $0.dropFirst(5) }
         #expect(log.entries.suffix(2).map { $0.dropFirst(10) } == readOrder, "writes in the order scheduled: \(log.entries)")
         #expect(!eventsA.writeScheduled && !eventsB.writeScheduled)
+    }
+
+    @Test("a scheduled write whose output is gone by the end of the pass calls nothing")
+    func emptiedOutput() throws {
+        let loop = try EventLoop()
+        let log = Log()
+        let owner = Owner(name: "s", log: log)
+        let (events, peer) = try Self.events(loop, owner)
+        defer { events.close(); close(peer) }
+        Self.schedule(events)
+        events.output.drain(events.output.count)
+
+        #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0)
+
+        #expect(log.entries.isEmpty)
+        #expect(!events.writeScheduled)
     }
 
     @Test("a stream closed, or released, with its write queued is never called")
@@ -91,12 +110,12 @@ struct PassEndWritesTests {
             let released = Owner(name: "released", log: log)
             let (releasedEvents, peer) = try Self.events(loop, released)
             releasedPeer = peer
-            releasedEvents.scheduleWrite()
+            Self.schedule(releasedEvents)
             // Its last reference goes here: deinit closes it and takes the entry out.
         }
         defer { close(releasedPeer) }
-        closedEvents.scheduleWrite()
-        keptEvents.scheduleWrite()
+        Self.schedule(closedEvents)
+        Self.schedule(keptEvents)
         closedEvents.close()
 
         #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0)
@@ -119,18 +138,18 @@ struct PassEndWritesTests {
             guard firstTime else { return }
             firstTime = false
             secondEvents.close()
-            thirdEvents.scheduleWrite()
+            Self.schedule(thirdEvents)
             // Its own again: runs once more, after third.
-            firstEvents.scheduleWrite()
+            Self.schedule(firstEvents)
         }
-        firstEvents.scheduleWrite()
-        secondEvents.scheduleWrite()
+        Self.schedule(firstEvents)
+        Self.schedule(secondEvents)
 
         #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0)
 
         #expect(log.entries == ["scheduled first", "scheduled third", "scheduled first"])
         // The queue is idle again: a write scheduled now runs on the next pass.
-        thirdEvents.scheduleWrite()
+        Self.schedule(thirdEvents)
         #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0)
         #expect(log.entries.last == "scheduled third" && log.entries.count == 4)
     }
@@ -142,7 +161,7 @@ struct PassEndWritesTests {
         let owner = Owner(name: "s", log: log)
         let (events, peer) = try Self.events(loop, owner)
         defer { events.close(); close(peer) }
-        events.scheduleWrite()
+        Self.schedule(events)
         events.armWrite(timeout: nil)
 
         #expect(event_base_loop(loop.base, EVLOOP_ONCE) == 0)

@@ -274,8 +274,8 @@ to_ms() { # wrk latency "123.45us" / "1.20ms" / "1.01s" → milliseconds
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
 }
 
-# wrk_run URL ARGS... — one warm-up and one measured wrk run on the client CPU; sets OUT_TEXT
-# (wrk's output), TICKS (the target's CPU ticks during the measured run) and STEAL_PCT (the
+# wrk_run URL PID WRK_ARGS... — one warm-up and one measured wrk run on the client CPU; sets
+# OUT_TEXT (wrk's output), TICKS (PID's CPU ticks during the measured run) and STEAL_PCT (the
 # share of the host's CPU time the hypervisor took meanwhile, /proc/stat).
 wrk_run() {
     local url="$1" pid="$2"; shift 2
@@ -293,18 +293,20 @@ wrk_run() {
 
 # measure ROUND WORKLOAD TARGET — one warm-up and one measured wrk run; one CSV row. A run
 # during which the hypervisor took more than STEAL_LIMIT % of the host's CPU time (steal,
-# seen at 6-25 % on a shared VM, with throughput falling by as much) measured the neighbours,
-# not the target: it runs again, up to STEAL_RETRIES times, and the least disturbed run counts.
-# The rule is the same for every target; the CSV keeps each row's steal and attempts.
+# seen at 6-37 % on a shared VM, with throughput falling by as much) measured the neighbours,
+# not the target: it runs again after STEAL_PAUSE s, up to STEAL_RETRIES times, and the least
+# disturbed run counts. The rule is the same for every target; the CSV keeps each row's steal
+# and attempts.
 measure() {
     local round="$1" spec="$2" target="$3" name conns path header url
     IFS='|' read -r name conns path header <<< "$spec"
     url="$(url_for "$target" "$path")"
     local args=(-t1 -c"$conns" --timeout 5s --latency)
     [ -n "$header" ] && args+=(-H "$header")
-    local pid="${PID[$target]}" hz out ticks steal attempt
+    local pid="${PID[$target]}" hz out ticks steal attempt attempts
     hz="$(getconf CLK_TCK)"
     for ((attempt = 1; attempt <= STEAL_RETRIES + 1; attempt++)); do
+        attempts="$attempt"
         wrk_run "$url" "$pid" "${args[@]}"
         if [ "$attempt" -eq 1 ] || awk -v a="$STEAL_PCT" -v b="$steal" 'BEGIN { exit !(a < b) }'; then
             out="$OUT_TEXT"; ticks="$TICKS"; steal="$STEAL_PCT"
@@ -316,7 +318,6 @@ measure() {
             sleep "$STEAL_PAUSE"
         fi
     done
-    attempt=$((attempt > STEAL_RETRIES + 1 ? STEAL_RETRIES + 1 : attempt))
     local requests rps p50 p99 errors non2xx rss cpu_us
     requests="$(awk '/requests in/ {print $1}' <<< "$out")"
     rps="$(awk '/^Requests\/sec:/ {print $2}' <<< "$out")"
@@ -334,7 +335,7 @@ measure() {
     else
         cpu_us="$(awk -v d="$ticks" -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / hz / n }')"
     fi
-    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss,$steal,$attempt" >> "$RAW"
+    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss,$steal,$attempts" >> "$RAW"
     log "round $round  $(printf '%-15s %-9s' "$name" "$target") $(printf '%10s req/s  p50 %8s ms  p99 %8s ms  cpu %6s us/req  rss %6s KiB  steal %4s %%  errors %s' \
         "$rps" "$p50" "$p99" "${cpu_us:--}" "${rss:--}" "$steal" "$errors")"
 }

@@ -13,8 +13,20 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
     /// How many connections are idle here, for a scrape on another thread (SPEC §6).
     let idleCount = Reading()
+    /// The most sessions kept at once. Keys are per host, port, rule and
+    /// generation, so a forward proxy sent to ever new hosts (any client may
+    /// name them) would otherwise keep a session for each until the next
+    /// reload, each holding the server's certificate chain.
+    let sessionLimit: Int
 
-    init() {}
+    /// Per loop: at most 1,024 sessions, several KiB each (the chain OpenSSL
+    /// keeps with a client session), a few MiB a loop at worst.
+    static let defaultSessionLimit = 1_024
+
+    init(sessionLimit: Int = UpstreamPool.defaultSessionLimit) {
+        precondition(sessionLimit > 0, "a session limit of at least one")
+        self.sessionLimit = sessionLimit
+    }
 
     /// The most recently returned idle connection for `key`, if any.
     ///
@@ -50,7 +62,20 @@ final class UpstreamPool: UpstreamConnectionDelegate {
 
     func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
 
-    func store(_ session: TLSSessionHandle, for key: PoolKey) { sessions[key] = session }
+    /// Keeps `session` for `key`, in place of an older one. A new key when
+    /// `sessionLimit` are kept evicts one at random: no order to keep up on
+    /// the hot path, and no pattern of hosts that keeps one session out.
+    /// (The walk to the chosen entry is nothing beside the full handshake
+    /// that made the session.)
+    func store(_ session: TLSSessionHandle, for key: PoolKey) {
+        if sessions.count >= sessionLimit, sessions[key] == nil, let evicted = sessions.randomElement() {
+            sessions[evicted.key] = nil
+        }
+        sessions[key] = session
+    }
+
+    /// How many sessions are kept (tests).
+    var sessionCount: Int { sessions.count }
 
     func forgetSession(for key: PoolKey) { sessions[key] = nil }
 

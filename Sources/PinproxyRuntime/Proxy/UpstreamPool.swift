@@ -10,6 +10,8 @@ import PinproxyCore
 /// `retire(before:)` frees them eagerly.
 final class UpstreamPool: UpstreamConnectionDelegate {
     private var idle: [PoolKey: [UpstreamConnection]] = [:]
+    /// An emptied list, its storage kept for the next new key (`take`).
+    private var spareList: [UpstreamConnection] = []
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
     /// How many connections are idle here, for a scrape on another thread (SPEC §6).
     let idleCount = Reading()
@@ -33,9 +35,12 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// `take`, `put` and `remove` probe the dictionary once and change the list
     /// in place through its index (no copy of the array); an emptied list is
     /// removed, so a forward proxy visiting many hosts keeps no empty entries.
+    /// The list emptied last is kept aside for the next new key: one host
+    /// served over one pooled connection empties and refills its list on
+    /// every exchange, which would otherwise allocate and free it each time.
     func take(_ key: PoolKey) -> UpstreamConnection? {
         guard let index = idle.index(forKey: key), let connection = idle.values[index].popLast() else { return nil }
-        if idle.values[index].isEmpty { idle.remove(at: index) }
+        if idle.values[index].isEmpty { spareList = idle.remove(at: index).value }
         idleCount.set(idleCount.current - 1)
         connection.delegate = nil
         return connection
@@ -49,7 +54,10 @@ final class UpstreamPool: UpstreamConnectionDelegate {
             guard idle.values[index].count < limit else { connection.close(); return }
             idle.values[index].append(connection)
         } else {
-            idle[connection.key] = [connection]
+            var list: [UpstreamConnection] = []
+            swap(&list, &spareList)
+            list.append(connection)
+            idle[connection.key] = list
         }
         idleCount.set(idleCount.current + 1)
         connection.delegate = self
@@ -102,7 +110,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         guard let index = idle.index(forKey: connection.key),
               let position = idle.values[index].firstIndex(where: { $0 === connection }) else { return }
         idle.values[index].remove(at: position)
-        if idle.values[index].isEmpty { idle.remove(at: index) }
+        if idle.values[index].isEmpty { spareList = idle.remove(at: index).value }
         idleCount.set(idleCount.current - 1)
     }
 

@@ -92,7 +92,37 @@ def throughput(raw_path, results_path):
                       f"{fmt(row['p99_vs_haproxy'], 2):>9} {fmt(row['cpu_vs_haproxy'], 2):>9}")
             print()
     print(f"medians of {max(s['rounds'] for s in summary.values())} interleaved rounds; CSV: {results_path}")
+    paired_ratios(rows, workloads, targets)
     steal_note(rows)
+
+
+def paired_ratios(rows, workloads, targets):
+    """Each round's req/s over HAProxy's in the same round, median [min, max] over rounds.
+
+    Adjacent runs share the machine's state of the moment (another tenant's
+    load, the host's clock), so a ratio within a round drifts less than the
+    ratio of two medians taken over the whole run; its spread says how far a
+    single round can be trusted."""
+    by_round = {}
+    for r in rows:
+        if number(r["rps"]) is not None:
+            by_round[(r["workload"], r["target"], r["round"])] = number(r["rps"])
+    lines = []
+    for w in workloads:
+        for t in targets:
+            if t == "haproxy":
+                continue
+            each = [by_round[(w, t, n)] / by_round[(w, "haproxy", n)]
+                    for (wl, tg, n) in by_round if wl == w and tg == t
+                    and by_round.get((w, "haproxy", n))]
+            if each:
+                lines.append(f"{w:<15} {t:<9} {median(each):>6.2f}   [{min(each):.2f}, {max(each):.2f}]   "
+                             + " ".join(f"{v:.2f}" for v in each))
+    if lines:
+        print()
+        print("req/s x haproxy within each round: median [min, max]   each round")
+        for line in lines:
+            print(line)
 
 
 def steal_note(rows):

@@ -147,7 +147,6 @@ final class PlainStream: ByteStream, StreamEventsOwner {
     func setWriteTimeout(_ timeout: EventTimeout?) { events.writeTimeout = timeout }
 
     func eventsDidFireWrite(timedOut: Bool) {
-        _ = events.consumeActivation()
         if timedOut {
             delegate?.stream(self, didEnd: .timedOut(reading: false))
             return

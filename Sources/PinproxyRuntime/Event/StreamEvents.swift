@@ -57,9 +57,11 @@ final class StreamEvents {
         output = EventBuffer(pointer: outputBuffer)
     }
 
-    /// Creates the events with `owner` as their callbacks' target; false when libevent cannot.
+    /// Creates the events with `owner` as their callbacks' target; false when
+    /// libevent cannot. Once per object: a second pair would leak the first.
     @discardableResult
     func attach(to owner: StreamEventsOwner) -> Bool {
+        precondition(readEvent == nil && writeEvent == nil, "StreamEvents attached twice")
         self.owner = owner
         // Context: unretained self. The owner closes this object (which frees
         // both events) before either goes away, so no callback outlives them.

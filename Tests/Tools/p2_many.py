@@ -11,7 +11,12 @@ Everything is bounded by --deadline seconds.
 
 Prints one JSON line: {"opened", "connect_failed", "refused_at_accept":
 {status line: count}, "proxy_status_at_accept": {value: count}, "served":
-{status: count}, "unanswered"}.
+{status: count}, "answers": {status and Proxy-Status: count}, "unanswered"}.
+"answers" counts every answer of both phases by status and Proxy-Status
+("503 pinproxy; error=..."; the status alone when there is none): a proxy
+that defers accept (TCP_DEFER_ACCEPT) is handed a silent connection only
+when the kernel stops waiting for its first bytes, which under a burst of
+thousands may come after --hold, so its refusal is then heard in phase 2.
 """
 import argparse, errno, json, resource, selectors, socket, time
 
@@ -38,7 +43,11 @@ def main():
     selector = selectors.DefaultSelector()
     buffers, ended = {}, {}
     result = {"opened": 0, "connect_failed": 0, "refused_at_accept": {}, "proxy_status_at_accept": {},
-              "served": {}, "unanswered": 0}
+              "served": {}, "answers": {}, "unanswered": 0}
+
+    def count_answer(status, proxy_status):
+        key = f"{status} {proxy_status}" if proxy_status else status
+        result["answers"][key] = result["answers"].get(key, 0) + 1
     sockets = []
     for _ in range(args.connections):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -76,6 +85,7 @@ def main():
             status, proxy_status = status_and_proxy_status(buffers[sock])
             result["refused_at_accept"][status] = result["refused_at_accept"].get(status, 0) + 1
             result["proxy_status_at_accept"][proxy_status] = result["proxy_status_at_accept"].get(proxy_status, 0) + 1
+            count_answer(status, proxy_status)
     # Phase 2: the admitted connections each ask for the URL.
     request = ("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
                % (args.url, args.url.split("/")[2])).encode()
@@ -89,8 +99,9 @@ def main():
     pump(start + args.deadline, True)
     for sock in silent:
         if sock in ended:
-            status, _ = status_and_proxy_status(buffers[sock])
+            status, proxy_status = status_and_proxy_status(buffers[sock])
             result["served"][status] = result["served"].get(status, 0) + 1
+            count_answer(status, proxy_status)
         else:
             result["unanswered"] += 1
     for sock in sockets:

@@ -25,15 +25,23 @@ struct LoadFaultTests {
         return Burst(result: result, seconds: start.secondsElapsed)
     }
 
+    /// Every connection is answered: 1,000 served, 4,000 refused at the limit.
+    /// Most refusals come before the client says anything, while the
+    /// admitted ones hold their slots; the rest come once the client sends its
+    /// request: the daemon defers accept (TCP_DEFER_ACCEPT, 1 s), so the kernel
+    /// hands it a silent connection only when it stops waiting for first bytes,
+    /// and under this burst some waits outlast the 4 s hold (Linux 6.18, SYN
+    /// backlog 2,048: 61 to 1,142 of 4,000 per burst). Which phase hears a
+    /// refusal is the kernel's timing; that there are exactly 4,000, each with
+    /// its Proxy-Status, and that they begin unasked, is the daemon's.
     static func expectOutcome(_ burst: Burst, sourceLocation: SourceLocation = #_sourceLocation) {
         let result = burst.result
         let refused = result["refused_at_accept"] as? [String: Int] ?? [:]
-        let proxyStatus = result["proxy_status_at_accept"] as? [String: Int] ?? [:]
-        let served = result["served"] as? [String: Int] ?? [:]
+        let answers = result["answers"] as? [String: Int] ?? [:]
         #expect(result["opened"] as? Int == 5000, "\(result)", sourceLocation: sourceLocation)
-        #expect(refused == ["503": 4000], "\(result)", sourceLocation: sourceLocation)
-        #expect(proxyStatus == ["pinproxy; error=connection_limit_reached": 4000], "\(result)", sourceLocation: sourceLocation)
-        #expect(served == ["200": 1000], "\(result)", sourceLocation: sourceLocation)
+        #expect(answers == ["200": 1000, "503 pinproxy; error=connection_limit_reached": 4000], "\(result)",
+                sourceLocation: sourceLocation)
+        #expect(Set(refused.keys) == ["503"], "no refusal came unasked: \(result)", sourceLocation: sourceLocation)
         #expect(result["unanswered"] as? Int == 0, "\(result)", sourceLocation: sourceLocation)
         #expect(burst.seconds < 45, "took \(burst.seconds) s", sourceLocation: sourceLocation)
     }

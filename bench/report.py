@@ -103,18 +103,17 @@ def paired_ratios(rows, workloads, targets):
     load, the host's clock), so a ratio within a round drifts less than the
     ratio of two medians taken over the whole run; its spread says how far a
     single round can be trusted."""
-    by_round = {}
+    rps = {}  # (workload, target) -> {round: req/s}
     for r in rows:
         if number(r["rps"]) is not None:
-            by_round[(r["workload"], r["target"], r["round"])] = number(r["rps"])
+            rps.setdefault((r["workload"], r["target"]), {})[r["round"]] = number(r["rps"])
     lines = []
     for w in workloads:
+        anchor = rps.get((w, "haproxy"), {})
         for t in targets:
             if t == "haproxy":
                 continue
-            each = [by_round[(w, t, n)] / by_round[(w, "haproxy", n)]
-                    for (wl, tg, n) in by_round if wl == w and tg == t
-                    and by_round.get((w, "haproxy", n))]
+            each = [value / anchor[n] for n, value in rps.get((w, t), {}).items() if anchor.get(n)]
             if each:
                 lines.append(f"{w:<15} {t:<9} {median(each):>6.2f}   [{min(each):.2f}, {max(each):.2f}]   "
                              + " ".join(f"{v:.2f}" for v in each))

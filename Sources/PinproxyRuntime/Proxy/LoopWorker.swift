@@ -169,7 +169,9 @@ final class LoopWorker: IdleSocketDelegate {
         // its connect: a silent client is closed `request_header` after it
         // connected, as without the deferral. Were one handed over sooner
         // (the kernel may, for a syncookie connection under a SYN flood), it
-        // would only get a shorter clock, never a longer one.
+        // would get a shorter clock. One handed over later gets a longer one:
+        // under a burst of connects the kernel's SYN-ACK retransmissions, and
+        // so the hand-over, come seconds late (docs/configuration.md).
         let remaining = max(.zero, configuration.timeouts.requestHeader - listener.acceptDeferral)
         let socket = IdleSocket(loop: loop, descriptor: fd, timeout: remaining, delegate: self)
         guard socket.isWaiting else {

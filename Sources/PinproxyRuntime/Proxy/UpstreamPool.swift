@@ -10,7 +10,7 @@ import PinproxyCore
 /// `retire(before:)` frees them eagerly.
 final class UpstreamPool: UpstreamConnectionDelegate {
     private var idle: [PoolKey: [UpstreamConnection]] = [:]
-    /// An emptied list, its storage kept for the next new key (`take`).
+    /// The list `take` or `remove` emptied last, its storage kept for the next new key `put` files.
     private var spareList: [UpstreamConnection] = []
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
     /// How many connections are idle here, for a scrape on another thread (SPEC §6).

@@ -99,7 +99,12 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         worker.lendActions(to: &actions)
         machine.handle(event, into: &actions)
         while nextAction < actions.count {
-            let action = actions[nextAction]
+            // Moved out of the queue, not copied: its payload (a head's bytes,
+            // a rule's name) is neither retained for the call nor released
+            // again when the queue is emptied (callgrind: -680 instructions
+            // per keep-alive request).
+            var action = SessionAction.readRequestHead
+            swap(&action, &actions[nextAction])
             nextAction += 1
             perform(action)
         }

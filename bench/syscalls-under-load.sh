@@ -12,7 +12,13 @@
 # The proxy (release build, one loop, the pinned gateway of bench/run.sh) runs on
 # PROXY_CPUS, wrk on CLIENT_CPUS, one nginx TLS upstream unpinned, all on loopback. Each
 # round counts the proxy's syscalls with `perf stat` over a timed wrk run and divides by
-# the requests wrk completed. Tracepoints need root (or a permissive perf_event_paranoid).
+# the requests wrk completed. A last round records only the proxy's epoll_wait entries and
+# exits (`perf record`) and prints how its loop spent the time: the share of the run it
+# slept in epoll_wait, the length of its sleeps and of the passes between them, and the
+# events each wait returned. Two proxies that spend the same CPU per request can still
+# differ there: a loop that sleeps while the client and the upstream are busy, and then
+# gets their work in bursts, overlaps less with them. Tracepoints need root (or a
+# permissive perf_event_paranoid).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -99,3 +105,51 @@ calls = "  ".join(f"{name} {count / requests:.2f}" for name, count in counts.ite
 print(f"round {round_}: {requests:,} requests, {total / requests:.2f} syscalls per request  ({calls})")
 PY
 done
+
+# The loop's time: perf records each epoll_wait entry and exit of the proxy's threads (two
+# events per loop pass, little enough not to change the load much) over one more timed run.
+perf record -q -o "$WORK/passes.data" -e syscalls:sys_enter_epoll_wait,syscalls:sys_exit_epoll_wait \
+    -p "$PROXY_PID" -- sleep "$((DURATION + 1))" > /dev/null 2>&1 &
+perf_pid=$!
+sleep 0.2
+taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" > "$WORK/wrk.passes"
+wait "$perf_pid"
+requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.passes")
+[ -n "$requests" ] && [ "$requests" -gt 0 ] || die "loop round: wrk completed no request"
+perf script -i "$WORK/passes.data" -F tid,time,event,trace 2>/dev/null > "$WORK/passes.txt"
+python3 - "$requests" "$DURATION" "$WORK/passes.txt" <<'PY'
+import re, sys
+requests, duration, path = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+# Per thread: sleeps (entry to exit of epoll_wait), passes (exit to the next entry), and
+# what each wait returned. Only the thread that serves (the most waits) is reported.
+threads = {}
+for line in open(path):
+    m = re.match(r"\s*(\d+)\s+([\d.]+):\s+syscalls:sys_(enter|exit)_epoll_wait:\s*(.*)", line)
+    if not m:
+        continue
+    tid, at, kind, rest = m.group(1), float(m.group(2)) * 1e6, m.group(3), m.group(4)
+    t = threads.setdefault(tid, {"sleeps": [], "passes": [], "returned": [], "entered": None, "left": None})
+    if kind == "enter":
+        if t["left"] is not None:
+            t["passes"].append(at - t["left"])
+        t["entered"] = at
+    elif t["entered"] is not None:
+        t["sleeps"].append(at - t["entered"])
+        t["returned"].append(int(rest, 16) if rest.startswith("0x") else int(rest))
+        t["left"] = at
+if not threads:
+    sys.exit("loop round: perf recorded no epoll_wait")
+t = max(threads.values(), key=lambda t: len(t["sleeps"]))
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * p))] if values else 0.0
+busy_waits = [d for d in t["sleeps"] if d >= 20]  # returned at once: not a sleep
+span = sum(t["sleeps"]) + sum(t["passes"])
+print(f"loop: {len(t['sleeps']) / requests:.2f} epoll_wait per request, "
+      f"{sum(t['returned']) / max(1, len(t['returned'])):.1f} events per wait; "
+      f"asleep {100 * sum(t['sleeps']) / span:.0f} % of the run "
+      f"({len(busy_waits) / requests:.2f} sleeps of 20 us or more per request, "
+      f"p50 {pct(busy_waits, 0.5):.0f} us, p90 {pct(busy_waits, 0.9):.0f} us); "
+      f"passes p50 {pct(t['passes'], 0.5):.0f} us, p90 {pct(t['passes'], 0.9):.0f} us "
+      f"({requests:,} requests in {duration:.0f} s while recorded)")
+PY

@@ -12,7 +12,7 @@
 # The proxy (release build, one loop, the pinned gateway of bench/run.sh) runs on
 # PROXY_CPUS, wrk on CLIENT_CPUS, one nginx TLS upstream unpinned, all on loopback. Each
 # round counts the proxy's syscalls with `perf stat` over a timed wrk run and divides by
-# the requests wrk completed. A last round records only the proxy's epoll_wait entries and
+# the requests wrk completed. A last run records only the proxy's epoll_wait entries and
 # exits (`perf record`) and prints how its loop spent the time: the share of the run it
 # slept in epoll_wait, the length of its sleeps and of the passes between them, and the
 # events each wait returned. Two proxies that spend the same CPU per request can still
@@ -79,17 +79,27 @@ URL="http://127.0.0.1:$PROXY_PORT/100b"
 log "$TARGET, $MODE, wrk c$CONNECTIONS for ${DURATION}s per round (proxy on CPU $PROXY_CPUS, wrk on CPU $CLIENT_CPUS)"
 # Warm-up: the pool's upstream connections and the first TLS handshakes are not counted.
 taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "${HEADER[@]}" "$URL" > /dev/null
-for ((round = 1; round <= ROUNDS; round++)); do
-    # perf counts a little longer than wrk runs, so no request goes uncounted.
-    perf stat -x, -e "$EVENTS" -p "$PROXY_PID" -o "$WORK/perf.$round" -- sleep "$((DURATION + 1))" &
+
+# watched_run NAME PERF_COMMAND... — one timed wrk run with `perf PERF_COMMAND` attached to the
+# proxy meanwhile; wrk's output goes to $WORK/wrk.NAME and REQUESTS to what it completed. perf
+# runs a little longer than wrk, so no request goes uncounted.
+watched_run() {
+    local name="$1" perf_pid errors
+    shift
+    perf "$@" -p "$PROXY_PID" -- sleep "$((DURATION + 1))" > /dev/null &
     perf_pid=$!
     sleep 0.2
-    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" > "$WORK/wrk.$round"
+    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" > "$WORK/wrk.$name"
     wait "$perf_pid"
-    requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.$round")
-    errors=$(awk '/Non-2xx|Socket errors/ {print}' "$WORK/wrk.$round")
-    [ -n "$requests" ] && [ "$requests" -gt 0 ] || die "round $round: wrk completed no request"
-    [ -z "$errors" ] || die "round $round: wrk reported errors: $errors"
+    REQUESTS=$(awk '/requests in/ {print $1}' "$WORK/wrk.$name")
+    errors=$(awk '/Non-2xx|Socket errors/ {print}' "$WORK/wrk.$name")
+    [ -n "$REQUESTS" ] && [ "$REQUESTS" -gt 0 ] || die "$name run: wrk completed no request"
+    [ -z "$errors" ] || die "$name run: wrk reported errors: $errors"
+}
+
+for ((round = 1; round <= ROUNDS; round++)); do
+    watched_run "$round" stat -x, -e "$EVENTS" -o "$WORK/perf.$round"
+    requests=$REQUESTS
     python3 - "$round" "$requests" "$WORK/perf.$round" <<'PY'
 import sys
 round_, requests, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -106,50 +116,48 @@ print(f"round {round_}: {requests:,} requests, {total / requests:.2f} syscalls p
 PY
 done
 
-# The loop's time: perf records each epoll_wait entry and exit of the proxy's threads (two
-# events per loop pass, little enough not to change the load much) over one more timed run.
-perf record -q -o "$WORK/passes.data" -e syscalls:sys_enter_epoll_wait,syscalls:sys_exit_epoll_wait \
-    -p "$PROXY_PID" -- sleep "$((DURATION + 1))" > /dev/null 2>&1 &
-perf_pid=$!
-sleep 0.2
-taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" > "$WORK/wrk.passes"
-wait "$perf_pid"
-requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.passes")
-[ -n "$requests" ] && [ "$requests" -gt 0 ] || die "loop round: wrk completed no request"
+# The loop's time: perf records each epoll_wait entry and exit of the proxy's threads over one
+# more run: two events per loop pass, few enough that the run serves about as many requests as
+# the counted rounds did (compare the request counts printed).
+watched_run passes record -q -o "$WORK/passes.data" -e syscalls:sys_enter_epoll_wait,syscalls:sys_exit_epoll_wait
+requests=$REQUESTS
 perf script -i "$WORK/passes.data" -F tid,time,event,trace 2>/dev/null > "$WORK/passes.txt"
 python3 - "$requests" "$DURATION" "$WORK/passes.txt" <<'PY'
 import re, sys
 requests, duration, path = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
-# Per thread: sleeps (entry to exit of epoll_wait), passes (exit to the next entry), and
-# what each wait returned. Only the thread that serves (the most waits) is reported.
+# Per thread: each wait (entry to exit of epoll_wait), each pass (exit to the next entry),
+# and the events each wait returned. Only the thread that serves (the most waits) is reported.
 threads = {}
 for line in open(path):
     m = re.match(r"\s*(\d+)\s+([\d.]+):\s+syscalls:sys_(enter|exit)_epoll_wait:\s*(.*)", line)
     if not m:
         continue
-    tid, at, kind, rest = m.group(1), float(m.group(2)) * 1e6, m.group(3), m.group(4)
-    t = threads.setdefault(tid, {"sleeps": [], "passes": [], "returned": [], "entered": None, "left": None})
+    tid, at, kind, result = m.group(1), float(m.group(2)) * 1e6, m.group(3), m.group(4)
+    t = threads.setdefault(tid, {"waits": [], "passes": [], "events": [], "entered": None, "left": None})
     if kind == "enter":
         if t["left"] is not None:
             t["passes"].append(at - t["left"])
         t["entered"] = at
     elif t["entered"] is not None:
-        t["sleeps"].append(at - t["entered"])
-        t["returned"].append(int(rest, 16) if rest.startswith("0x") else int(rest))
+        t["waits"].append(at - t["entered"])
+        # perf prints the return value in hex; a failed wait (EINTR: a negative value,
+        # two's complement) returned no event.
+        value = int(result, 0)
+        t["events"].append(value if value < 1 << 63 else 0)
         t["left"] = at
 if not threads:
-    sys.exit("loop round: perf recorded no epoll_wait")
-t = max(threads.values(), key=lambda t: len(t["sleeps"]))
+    sys.exit("loop run: perf recorded no epoll_wait")
+t = max(threads.values(), key=lambda t: len(t["waits"]))
 def pct(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * p))] if values else 0.0
-busy_waits = [d for d in t["sleeps"] if d >= 20]  # returned at once: not a sleep
-span = sum(t["sleeps"]) + sum(t["passes"])
-print(f"loop: {len(t['sleeps']) / requests:.2f} epoll_wait per request, "
-      f"{sum(t['returned']) / max(1, len(t['returned'])):.1f} events per wait; "
-      f"asleep {100 * sum(t['sleeps']) / span:.0f} % of the run "
-      f"({len(busy_waits) / requests:.2f} sleeps of 20 us or more per request, "
-      f"p50 {pct(busy_waits, 0.5):.0f} us, p90 {pct(busy_waits, 0.9):.0f} us); "
+sleeps = [d for d in t["waits"] if d >= 20]  # shorter: returned at once, nothing slept
+span = sum(t["waits"]) + sum(t["passes"])
+print(f"loop: {len(t['waits']) / requests:.2f} epoll_wait per request, "
+      f"{sum(t['events']) / max(1, len(t['events'])):.1f} events per wait; "
+      f"asleep {100 * sum(t['waits']) / span:.0f} % of the run "
+      f"({len(sleeps) / requests:.2f} sleeps of 20 us or more per request, "
+      f"p50 {pct(sleeps, 0.5):.0f} us, p90 {pct(sleeps, 0.9):.0f} us); "
       f"passes p50 {pct(t['passes'], 0.5):.0f} us, p90 {pct(t['passes'], 0.9):.0f} us "
       f"({requests:,} requests in {duration:.0f} s while recorded)")
 PY

@@ -117,8 +117,9 @@ PY
 done
 
 # The loop's time: perf records each epoll_wait entry and exit of the proxy's threads over one
-# more run: two events per loop pass, few enough that the run serves about as many requests as
-# the counted rounds did (compare the request counts printed).
+# more run: two events per loop pass. Recording still costs the proxy something: compare that
+# run's request count with the counted rounds' (within 15 % in five of six runs measured, 28 %
+# fewer in one; bench/README.md).
 watched_run passes record -q -o "$WORK/passes.data" -e syscalls:sys_enter_epoll_wait,syscalls:sys_exit_epoll_wait
 requests=$REQUESTS
 perf script -i "$WORK/passes.data" -F tid,time,event,trace 2>/dev/null > "$WORK/passes.txt"

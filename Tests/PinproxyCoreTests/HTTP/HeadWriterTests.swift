@@ -43,6 +43,26 @@ struct HeadWriterTests {
                 == "PUT /u HTTP/1.1\r\nHost: b.example:9443\r\nTransfer-Encoding: chunked\r\nVia: 1.1 pinproxy\r\n\r\n")
     }
 
+    /// Every shape of the upstream authority: a name, an IPv4 and an IPv6
+    /// literal, each at the https default (no port written) and at another
+    /// port, the ports of one and of five digits included. Port 80 is 443
+    /// upstream (SPEC §3's port rule), so it is not written either.
+    @Test("the upstream Host field is the target's authority, without the port when it goes to 443",
+          arguments: [
+              ("http://api.example/", "api.example"), ("http://api.example:8443/", "api.example:8443"),
+              ("http://api.example:1/", "api.example:1"), ("http://api.example:65535/", "api.example:65535"),
+              ("http://api.example:80/", "api.example"), ("http://api.example:443/", "api.example"),
+              ("http://192.0.2.7/", "192.0.2.7"), ("http://192.0.2.7:8080/", "192.0.2.7:8080"),
+              ("http://[::1]/", "[::1]"), ("http://[::1]:8443/", "[::1]:8443"),
+              ("http://[2001:db8::7]:443/", "[2001:db8::7]"),
+          ])
+    func upstreamHost(_ target: String, _ host: String) throws {
+        let head = try #require(HTTPTestSupport.requestHead("GET \(target) HTTP/1.1\r\nHost: ignored.example\r\n\r\n"))
+        let routed = try RequestRouter.routeForward(head).get()
+        #expect(HTTPTestSupport.text(UpstreamRequestWriter.serialise(head, routed: routed))
+                == "GET / HTTP/1.1\r\nHost: \(host)\r\nVia: 1.1 pinproxy\r\n\r\n")
+    }
+
     static let responses: [ClientResponseCase] = [
         ClientResponseCase(name: "1.1 client, persistent",
                            raw: "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\n",

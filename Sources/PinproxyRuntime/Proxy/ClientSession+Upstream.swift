@@ -8,7 +8,9 @@ extension ClientSession {
     func acquireUpstream(_ endpoint: Endpoint, rule: String) {
         let configuration = worker.configuration
         guard let framing = machine.exchange?.request.bodyFraming, let policy = configuration.policy(forRule: rule) else { return }
-        let exchange = Exchange(bodyFraming: framing, upstream: endpoint, policy: policy, configuration: configuration)
+        let poolKey = worker.pool.key(host: endpoint.host, port: endpoint.port, rule: policy.ruleName,
+                                      generation: configuration.generation)
+        let exchange = Exchange(bodyFraming: framing, poolKey: poolKey, policy: policy, configuration: configuration)
         self.exchange = exchange
         policy.counters.lane(worker.index).requests.add()
         beginAccessRecord(target: endpoint, rule: rule)

@@ -24,11 +24,10 @@ final class Exchange {
     /// Upstream reading paused because the client output is full.
     var responsePaused = false
 
-    init(bodyFraming: BodyFraming, upstream endpoint: Endpoint, policy: PreparedPolicy, configuration: ActiveConfiguration) {
+    init(bodyFraming: BodyFraming, poolKey: PoolKey, policy: PreparedPolicy, configuration: ActiveConfiguration) {
         self.policy = policy
         self.configuration = configuration
-        poolKey = PoolKey(host: endpoint.host, port: endpoint.port, rule: policy.ruleName,
-                          generation: configuration.generation)
+        self.poolKey = poolKey
         requestBody = BodyRelay(framing: bodyFraming)
     }
 

@@ -13,6 +13,8 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// The list `take` or `remove` emptied last, its storage kept for the next new key `put` files.
     private var spareList: [UpstreamConnection] = []
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
+    /// The key `key(host:port:rule:generation:)` made last.
+    private var recentKey: PoolKey?
     /// How many connections are idle here, for a scrape on another thread (SPEC §6).
     let idleCount = Reading()
     /// The most sessions kept at once. Keys are per host, port, rule and
@@ -28,6 +30,21 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     init(sessionLimit: Int = UpstreamPool.defaultSessionLimit) {
         precondition(sessionLimit > 0, "a session limit of at least one")
         self.sessionLimit = sessionLimit
+    }
+
+    /// The key of `host`, `port`, `rule` and `generation`: the one made for
+    /// the last exchange when they are the same (a gateway's every request,
+    /// a keep-alive client's next one), else a new one. Comparing the two
+    /// strings (a gateway's are the configuration's own, equal by identity)
+    /// costs less than hashing them again for every request.
+    func key(host: HostName, port: UInt16, rule: String, generation: Int) -> PoolKey {
+        if let recentKey, recentKey.port == port, recentKey.generation == generation,
+           recentKey.rule == rule, recentKey.host == host {
+            return recentKey
+        }
+        let key = PoolKey(host: host, port: port, rule: rule, generation: generation)
+        recentKey = key
+        return key
     }
 
     /// The most recently returned idle connection for `key`, if any.
@@ -95,6 +112,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
             idleCount.set(idleCount.current - Int64(list.count))
         }
         sessions = sessions.filter { $0.key.generation >= generation }
+        if let recentKey, recentKey.generation < generation { self.recentKey = nil }
     }
 
     /// Frees everything (shutdown).
@@ -103,6 +121,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         idle.removeAll()
         idleCount.set(0)
         sessions.removeAll()
+        recentKey = nil
     }
 
     private func remove(_ connection: UpstreamConnection) {

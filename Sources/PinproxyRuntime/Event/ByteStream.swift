@@ -16,10 +16,17 @@ protocol ByteStream: AnyObject {
     /// after that long without a byte. Calling it again re-arms the timeout.
     func startReading(timeout: EventTimeout?)
     func stopReading()
-    /// Writes what is queued now, as much as the socket takes; the rest is
-    /// written as it drains (with the write timeout), and `streamDidDrain`
-    /// reports when `output` is down to the low watermark.
+    /// Writes what is queued at the end of this loop pass, as much as the
+    /// socket takes; the rest is written as it drains (with the write
+    /// timeout), and `streamDidDrain` reports when `output` is down to the
+    /// low watermark.
     func flush()
+    /// `flush` for the end of a message: what is queued leaves now, before
+    /// the work its caller does next, where the stream can send it now
+    /// without reporting to its delegate (a plain socket not known to be
+    /// full). The end of the pass then writes what the socket did not take
+    /// and reports the drain, as after `flush`.
+    func flushMessageEnd()
     /// Writes `bytes` now if nothing is queued ahead of them, else queues them.
     func write(_ bytes: [UInt8])
     /// `streamDidDrain` fires once `output` holds at most `low` bytes.

@@ -6,7 +6,10 @@ internal import CLibevent
 /// and a peer woken by the first write finds the others ready (one wakeup,
 /// one `epoll_wait`, for several requests or answers). HAProxy sends once its
 /// tasks have run, nginx runs its posted events after the I/O ones, for the
-/// same reason.
+/// same reason. A plain stream may send a complete answer ahead of its entry
+/// (`PlainStream.flushMessageEnd`) when what its pass does next is the
+/// exchange's teardown, which the client need not wait for; the entry still
+/// runs, for what the socket did not take and for the drain report.
 ///
 /// One event for the whole loop, activated by the first write queued in a
 /// pass (libevent appends it to the tail of the active queue it is running),

@@ -41,6 +41,10 @@ final class StreamEvents {
     /// A write is queued for the end of this loop pass (`scheduleWrite`):
     /// the loop's `PassEndWrites` holds an entry for this object exactly then.
     private(set) var writeScheduled = false
+    /// The owner wrote some of the output before the scheduled write ran
+    /// (`noteWriteAheadOfSchedule`): the scheduled write still calls the
+    /// owner, for the rest and for the drain report, if the output is empty.
+    private var wroteAheadOfSchedule = false
     /// The stream the callbacks go to. Unowned: the stream owns this object
     /// and closes it (freeing both events) before it goes away.
     private unowned var owner: StreamEventsOwner?
@@ -261,13 +265,23 @@ final class StreamEvents {
     func runScheduledWrite() {
         guard writeScheduled else { return }
         writeScheduled = false
+        let wroteAhead = wroteAheadOfSchedule
+        wroteAheadOfSchedule = false
         // Armed since it was scheduled: the socket is full, or the owner wants
-        // its write callback; that callback writes. Empty: something wrote it.
-        guard isOpen, !writeArmed, !output.isEmpty, let owner else { return }
+        // its write callback; that callback writes. Empty: something wrote it
+        // (reported from here only when it was the owner's write ahead).
+        guard isOpen, !writeArmed, wroteAhead || !output.isEmpty, let owner else { return }
         withExtendedLifetime(owner) { owner.eventsDidFireWrite(timedOut: false) }
     }
 
+    /// The owner wrote from its output while a write was scheduled (a
+    /// message's end, sent before the work that follows it).
+    func noteWriteAheadOfSchedule() {
+        if writeScheduled { wroteAheadOfSchedule = true }
+    }
+
     private func cancelScheduledWrite() {
+        wroteAheadOfSchedule = false
         guard writeScheduled else { return }
         writeScheduled = false
         loop.passEndWrites.remove(self)

@@ -279,6 +279,11 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         events.scheduleWrite()
     }
 
+    /// At the end of the pass, as `flush`: an `SSL_write` may need a read
+    /// first or fail, and either is reported to the delegate, which only the
+    /// stream's own callbacks may do.
+    func flushMessageEnd() { flush() }
+
     /// Writes the output record by record until it is empty (then the write
     /// event goes, unless a report waits on it) or OpenSSL asks to wait: for
     /// the socket to take more (the write event, with the write timeout) or

@@ -68,7 +68,10 @@ final class Exchange {
         // The write waits for the end of the loop pass (`PassEndWrites`), for
         // a plain and a TLS client alike: the pause below counts what is still
         // queued, and the stream's drain report (`resumeResponse`) ends it.
-        client.flush()
+        // A complete response leaves now where the stream can send it
+        // (`flushMessageEnd`): the client need not wait while the exchange is
+        // taken down and the upstream pooled.
+        if progress == .complete { client.flushMessageEnd() } else { client.flush() }
         if progress == .needMore, client.output.count >= RelayLimits.highWatermark {
             responsePaused = true
             upstream.stream.stopReading()

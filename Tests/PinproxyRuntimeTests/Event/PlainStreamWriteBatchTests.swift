@@ -112,6 +112,101 @@ struct PlainStreamWriteBatchTests {
         #expect(echo.ended == nil)
     }
 
+    // MARK: a message's end (`flushMessageEnd`), sent before the pass ends
+
+    @Test("a message end leaves at once, without a delegate call; its drain is reported at the pass end, once")
+    func messageEndLeavesAtOnce() throws {
+        let loop = try EventLoop()
+        let pair = try Self.socketPair()
+        defer { close(pair[0]) }
+        let stream = try #require(PlainStream(loop: loop, descriptor: pair[1]))
+        defer { stream.close() }
+        let echo = Echo()
+        stream.delegate = echo
+        stream.write(Array("the whole answer".utf8))
+        stream.flushMessageEnd()
+        #expect(Self.receiveAll(pair[0]) == Array("the whole answer".utf8))
+        #expect(stream.output.isEmpty)
+        #expect(echo.drains == 0, "the stream reports only from its callbacks")
+        #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0, "1: no event left, which is fine")
+        #expect(echo.drains == 1)
+        #expect(echo.ended == nil)
+    }
+
+    @Test("what the socket does not take of a message end goes on as the peer reads, its drain reported once")
+    func messageEndPartlyWrittenGoesOn() throws {
+        let loop = try EventLoop()
+        let pair = try Self.socketPair()
+        defer { close(pair[0]) }
+        let stream = try #require(PlainStream(loop: loop, descriptor: pair[1]))
+        defer { stream.close() }
+        let echo = Echo()
+        stream.delegate = echo
+        let payload = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        stream.write(payload)
+        stream.flushMessageEnd()
+        #expect(stream.output.count < payload.count, "the socket took some at once")
+        #expect(stream.output.count > 0, "and not 8 MiB")
+        #expect(echo.drains == 0)
+
+        var received: [UInt8] = []
+        received.reserveCapacity(payload.count)
+        let deadline = ContinuousClock.now + .seconds(20)
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        var scratch = [UInt8](repeating: 0, count: 256 * 1024)
+        while received.count < payload.count && ContinuousClock.now < deadline {
+            #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0, "1: no event left, which is fine")
+            let count = read(pair[0], &scratch, scratch.count)
+            if count > 0 { received.append(contentsOf: scratch.prefix(count)) }
+        }
+        #expect(received == payload)
+        _ = event_base_loop(loop.base, EVLOOP_NONBLOCK)
+        #expect(stream.output.isEmpty)
+        #expect(echo.drains == 1)
+        #expect(echo.ended == nil)
+    }
+
+    @Test("a message end that cannot be written ends the stream at the pass end, not inside the call")
+    func messageEndToAClosedPeer() throws {
+        let loop = try EventLoop()
+        let pair = try Self.socketPair()
+        let stream = try #require(PlainStream(loop: loop, descriptor: pair[1]))
+        defer { stream.close() }
+        let echo = Echo()
+        stream.delegate = echo
+        signal(SIGPIPE, SIG_IGN)
+        close(pair[0])
+        stream.write(Array("to nobody".utf8))
+        stream.flushMessageEnd()
+        #expect(echo.ended == nil, "the stream reports only from its callbacks")
+        #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0, "1: no event left, which is fine")
+        guard case let .failed(detail)? = echo.ended else {
+            Issue.record("expected a failed ending, got \(String(describing: echo.ended))")
+            return
+        }
+        #expect(detail.hasPrefix("write:"))
+        #expect(echo.drains == 0)
+    }
+
+    @Test("a stream closed after its message end left calls nothing at the pass end")
+    func closedAfterMessageEnd() throws {
+        let loop = try EventLoop()
+        let pair = try Self.socketPair()
+        defer { close(pair[0]) }
+        let stream = try #require(PlainStream(loop: loop, descriptor: pair[1]))
+        let echo = Echo()
+        stream.delegate = echo
+        stream.write(Array("last".utf8))
+        stream.flushMessageEnd()
+        stream.close()
+        #expect(event_base_loop(loop.base, EVLOOP_NONBLOCK) >= 0, "1: no event left, which is fine")
+        #expect(echo.drains == 0)
+        #expect(echo.ended == nil)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        #expect(read(pair[0], &bytes, bytes.count) == 4)
+        #expect(read(pair[0], &bytes, bytes.count) == 0)
+    }
+
     @Test("a stream closed with an answer scheduled writes nothing and calls nothing")
     func closedBeforeThePassEnds() throws {
         let loop = try EventLoop()

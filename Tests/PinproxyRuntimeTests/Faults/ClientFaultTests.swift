@@ -181,6 +181,29 @@ struct ClientFaultTests {
         #expect(again.body == TestUpstream.pattern(100))
     }
 
+    /// The end of a response is written at once, before the exchange is taken
+    /// down (`flushMessageEnd`); what the socket does not take then, and the
+    /// close that `Connection: close` asks for, come from the pass end's
+    /// write and its drain report. A client that stops reading for a while
+    /// fills its socket, so that end meets a full or nearly full socket.
+    @Test("a client that pauses mid-download gets a Connection: close answer whole, then the close")
+    func pausedClientGetsAllThenClose() throws {
+        let bed = try FaultBed(hostile: .upstream([]))
+        let size = 8 << 20
+        let client = try RawClient(port: bed.world.forwardPort)
+        client.send("GET http://api.example.com/bytes/\(size) HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n")
+        let (first, _) = client.read(upTo: 64 * 1024, timeout: 5)
+        Thread.sleep(forTimeInterval: 0.5)
+        let (rest, ending) = client.read(timeout: 30)
+        #expect(ending == .closed)
+        let data = first + rest
+        let headEnd = try #require(data.range(of: Data("\r\n\r\n".utf8)))
+        #expect(String(decoding: data.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
+        #expect(data[headEnd.upperBound...] == TestUpstream.pattern(size))
+        client.close()
+        try bed.expectNextRequestServed()
+    }
+
     @Test("a client that half-closes after a full GET still gets the whole response")
     func halfCloseGet() throws {
         let bed = try FaultBed(hostile: .upstream([]))

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import Glibc
 import PinproxyCore
 @testable import PinproxyRuntime
 import Testing

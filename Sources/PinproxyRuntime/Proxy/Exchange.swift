@@ -65,12 +65,13 @@ final class Exchange {
         guard let upstream, var body = responseBody else { return .needMore }
         let progress = body.pump(from: upstream.stream.input, to: client.output)
         responseBody = body
-        // The write waits for the end of the loop pass (`PassEndWrites`), for
-        // a plain and a TLS client alike: the pause below counts what is still
-        // queued, and the stream's drain report (`resumeResponse`) ends it.
-        // A complete response leaves now where the stream can send it
-        // (`flushMessageEnd`): the client need not wait while the exchange is
-        // taken down and the upstream pooled.
+        // A body still coming is written at the end of the loop pass
+        // (`PassEndWrites`): the pause below counts what is still queued, and
+        // the stream's drain report (`resumeResponse`) ends it. A complete one
+        // leaves now where the stream can send it (`flushMessageEnd`, a plain
+        // client): the client need not wait while the exchange is taken down
+        // and the upstream pooled. Every response ends here, a bodiless one
+        // too (its relay is complete at the first pump).
         if progress == .complete { client.flushMessageEnd() } else { client.flush() }
         if progress == .needMore, client.output.count >= RelayLimits.highWatermark {
             responsePaused = true

@@ -29,13 +29,7 @@ WORK="$BENCH_DIR/out/critical-path"
 trap cleanup_started EXIT INT TERM
 install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgrind haproxy:haproxy
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
-make_bench_pki "$WORK"
-write_upstream_conf "$WORK" "$UP_PORT" 1
-write_pinproxy_gateway_conf "$WORK" "$PROXY_PORT" "$UP_PORT"
-write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
-nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
-STARTED_PIDS+=("$!")
-wait_port "$UP_PORT"
+start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 1
 
 for target in $TARGETS; do
     case "$target" in

@@ -47,17 +47,11 @@ else
 fi
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
-make_bench_pki "$WORK"
-write_upstream_conf "$WORK" "$UP_PORT" 1
-write_pinproxy_gateway_conf "$WORK" "$PROXY_PORT" "$UP_PORT"
-write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
+start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 1
 case "$TARGET" in
     pinproxy) PROXY_COMMAND=("$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning) ;;
     haproxy) PROXY_COMMAND=(haproxy -db -f "$WORK/haproxy.cfg") ;;
 esac
-nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
-STARTED_PIDS+=("$!")
-wait_port "$UP_PORT"
 
 # run_counted TOOL COUNT — pinproxy under TOOL (callgrind or strace) for COUNT requests.
 run_counted() {

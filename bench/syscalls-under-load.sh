@@ -59,13 +59,7 @@ perf stat -x, -e raw_syscalls:sys_enter -- true 2>/dev/null \
     || die "perf cannot count syscall tracepoints here (needs root or kernel.perf_event_paranoid <= 1)"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
-make_bench_pki "$WORK"
-write_upstream_conf "$WORK" "$UP_PORT" 2
-write_pinproxy_gateway_conf "$WORK" "$PROXY_PORT" "$UP_PORT"
-write_haproxy_conf "$WORK" "$PROXY_PORT" "$UP_PORT" 1
-nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
-STARTED_PIDS+=("$!")
-wait_port "$UP_PORT"
+start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 2
 case "$TARGET" in
     pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
                   2>>"$WORK/logs/proxy.err" & ;;

@@ -8,6 +8,7 @@
 #
 #   bench/critical-path.sh                     # pinproxy, then HAProxy, COUNT=300 requests each
 #   TARGETS=pinproxy bench/critical-path.sh    # one of them
+#   KEEP_ALIVE=1 bench/critical-path.sh        # all requests on one connection
 #
 # The proxy (release build for pinproxy, one loop; HAProxy as bench/run.sh
 # configures it) runs under callgrind in front of one nginx TLS upstream and
@@ -16,15 +17,20 @@
 # call to epoll_wait, accept4 and the send functions (write, writev, send,
 # sendto, sendmsg): bench/critical_path.py sums the parts per loop pass.
 # Deterministic (instruction counts), unlike wall-clock runs on a shared machine.
+# KEEP_ALIVE=1 sends the requests on one persistent connection instead: the
+# passes are then told apart by their order (see critical_path.py).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 COUNT="${COUNT:-300}"
+KEEP_ALIVE="${KEEP_ALIVE:-0}"
 TARGETS="${TARGETS:-pinproxy haproxy}"
 PORT_BASE="${PORT_BASE:-28600}"
 UP_PORT=$((PORT_BASE + 0))
 PROXY_PORT=$((PORT_BASE + 1))
 WORK="$BENCH_DIR/out/critical-path"
+client_mode=() analysis_mode=close
+if [ "$KEEP_ALIVE" = 1 ]; then client_mode=(--keep-alive) analysis_mode=keep-alive; WORK="$WORK-keep-alive"; fi
 
 trap cleanup_started EXIT INT TERM
 install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgrind haproxy:haproxy
@@ -47,8 +53,8 @@ for target in $TARGETS; do
     pid=$!
     STARTED_PIDS+=("$pid")
     wait_port "$PROXY_PORT" 60
-    python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$COUNT" || die "$target: requests failed"
+    python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$COUNT" "${client_mode[@]}" || die "$target: requests failed"
     kill "-$stop" "$pid"
     wait "$pid" 2>/dev/null || true
-    python3 "$BENCH_DIR/critical_path.py" "$target" "$WORK/$target"
+    python3 "$BENCH_DIR/critical_path.py" "$target" "$WORK/$target" "$analysis_mode"
 done

@@ -6,13 +6,20 @@ instructions a proxy spends before its first send and after it.
 A loop pass runs from the return of one epoll_wait to the entry of the next.
 The instructions before the pass's first send delay the peer that send wakes
 (the upstream for a request, the client for an answer); what follows the send
-overlaps with the peer's work. Passes that accept a connection are the request
-passes of a Connection: close load (each request comes on a new connection);
-the other passes with a send are the answer passes. Passes without a send
-(timers) are left out, and so are the first WARM_UP requests (the upstream
-handshake, first-use allocations).
+overlaps with the peer's work. Passes without a send (timers) are left out,
+and so are the first WARM_UP requests (the upstream handshake, first-use
+allocations).
 
-usage: critical_path.py NAME DIRECTORY [WARM_UP]
+MODE close (each request on a new connection, with Connection: close): the
+passes that accept a connection are the request passes, the other passes with
+a send the answer passes. MODE keep-alive (one client sending its requests one
+after another on one connection): the send functions cannot tell the sides
+apart (HAProxy uses sendto for both), but the order can. Once the upstream
+connection is up, the passes with a send alternate, request then answer, and
+the last one answers the last request; they are counted back from it. The
+upstream handshake's passes at the start fall in the warm-up.
+
+usage: critical_path.py NAME DIRECTORY [MODE [WARM_UP]]
 """
 import glob
 import re
@@ -22,7 +29,10 @@ import sys
 SENDS = {"write", "writev", "send", "sendto", "sendmsg"}
 
 name, directory = sys.argv[1], sys.argv[2]
-warm_up = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+mode = sys.argv[3] if len(sys.argv) > 3 else "close"
+warm_up = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+if mode not in ("close", "keep-alive"):
+    sys.exit(f"MODE is close or keep-alive, not {mode}")
 
 parts = []
 for path in glob.glob(f"{directory}/callgrind.out.*"):
@@ -53,6 +63,7 @@ for _, trigger, total in parts:
         current, started = [], True
 
 request, answer = [], []
+sending = []  # (accepted a connection, instructions before the first send, after it)
 for one_pass in passes:
     triggers = [trigger for trigger, _ in one_pass]
     first_send = next((index for index, trigger in enumerate(triggers) if trigger in SENDS), None)
@@ -60,7 +71,15 @@ for one_pass in passes:
         continue
     before = sum(total for _, total in one_pass[:first_send + 1])
     after = sum(total for _, total in one_pass[first_send + 1:])
-    (request if "accept4" in triggers else answer).append((before, after))
+    sending.append(("accept4" in triggers, before, after))
+if mode == "close":
+    for accepted, before, after in sending:
+        (request if accepted else answer).append((before, after))
+else:
+    for back, (_, before, after) in enumerate(reversed(sending)):
+        (answer if back % 2 == 0 else request).append((before, after))
+    request.reverse()
+    answer.reverse()
 
 request, answer = request[warm_up:], answer[warm_up:]
 if len(request) < 50 or len(answer) < 50:
@@ -69,9 +88,10 @@ if len(request) < 50 or len(answer) < 50:
 def median(values, index):
     return statistics.median(value[index] for value in values)
 
-print(f"{name}: instructions per loop pass, Connection: close (medians of {len(request)} request"
+workload = "Connection: close" if mode == "close" else "keep-alive"
+print(f"{name}: instructions per loop pass, {workload} (medians of {len(request)} request"
       f" and {len(answer)} answer passes)")
-print(f"  request pass (accept .. upstream send)   before the first send {median(request, 0):>8,.0f}"
+print(f"  request pass (client read .. upstream send) before the first send {median(request, 0):>8,.0f}"
       f"   after it {median(request, 1):>7,.0f}")
 print(f"  answer pass (upstream read .. client send) before the first send {median(answer, 0):>6,.0f}"
       f"   after it {median(answer, 1):>7,.0f}")

@@ -19,16 +19,31 @@ final class PolicyMaterial: @unchecked Sendable {
     let clientKey: PrivateKey?
     /// The CRLs of `crl_files`, nil when there are none (then no CRL checking).
     let revocationLists: RevocationListStack?
+    /// SHA-256 over everything above as loaded (the pins' digests, then the
+    /// DER of the pinned certificates, the anchors, the client chain and the
+    /// CRLs, each length-prefixed): two materials with equal digests verify
+    /// alike, whatever their files are called. The key is left out: it must
+    /// match the chain's leaf, which is in.
+    let contentDigest: [UInt8]
 
-    private init(pinnedSPKIDigests: [[UInt8]], pinnedCertificates: [X509Certificate], anchorStore: TrustStore?,
-                 clientCertificateChain: [X509Certificate], clientKey: PrivateKey?,
-                 revocationLists: RevocationListStack?) {
+    private init(pinnedSPKIDigests: [[UInt8]], pinnedCertificates: [X509Certificate], anchors: [X509Certificate],
+                 anchorStore: TrustStore?, clientCertificateChain: [X509Certificate], clientKey: PrivateKey?,
+                 revocationLists: [RevocationList]) {
+        var parts: [[UInt8]] = pinnedSPKIDigests + [[0x01]] + pinnedCertificates.map(\.der) + [[0x02]] + anchors.map(\.der)
+        parts += [[0x03]] + clientCertificateChain.map(\.der) + [[0x04]] + revocationLists.map(\.der)
+        var joined: [UInt8] = []
+        for part in parts {
+            let count = UInt64(part.count)
+            joined += (0..<8).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
+            joined += part
+        }
+        contentDigest = Digest.sha256(joined)
         self.pinnedSPKIDigests = pinnedSPKIDigests
         self.pinnedCertificates = pinnedCertificates
         self.anchorStore = anchorStore
         self.clientCertificateChain = clientCertificateChain
         self.clientKey = clientKey
-        self.revocationLists = revocationLists
+        self.revocationLists = RevocationListStack(revocationLists)
     }
 
     /// Reads and checks every file `policy` names.
@@ -52,9 +67,9 @@ final class PolicyMaterial: @unchecked Sendable {
             key = loaded
         }
         let crls = try policy.crlFiles.flatMap { try RevocationList.load(contentsOf: $0) }
-        return PolicyMaterial(pinnedSPKIDigests: digests, pinnedCertificates: pinned, anchorStore: anchorStore,
-                              clientCertificateChain: chain, clientKey: key,
-                              revocationLists: RevocationListStack(crls))
+        return PolicyMaterial(pinnedSPKIDigests: digests, pinnedCertificates: pinned, anchors: anchors,
+                              anchorStore: anchorStore, clientCertificateChain: chain, clientKey: key,
+                              revocationLists: crls)
     }
 
     /// SPEC §2.1: a CRL past its `nextUpdate` is a warning in `check` and at

@@ -12,6 +12,8 @@ final class RevocationList: @unchecked Sendable {
 
     deinit { X509_CRL_free(pointer) }
 
+    var der: [UInt8] { X509Certificate.encode { i2d_X509_CRL(pointer, $0) } }
+
     /// Every CRL of a `crl_files` entry: PEM (`X509 CRL` blocks) or one DER CRL.
     static func load(contentsOf path: String) throws -> [RevocationList] {
         let file = try PEMFile(contentsOf: path)

@@ -35,6 +35,14 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// Runs `custom` rules' commands, for the whole process: every generation
     /// takes `previous`'s, so `limits.custom_checks` bounds them all.
     let customChecks: CustomCheckExecutor
+    /// What every rule's verification shares (the trust store's contents, the
+    /// public suffix list's parse); nil when it could not be read whole.
+    let verificationEnvironment: VerificationEnvironment?
+
+    struct VerificationEnvironment: Equatable {
+        var trustStoreDigest: [UInt8]
+        var publicSuffixSerial: Int
+    }
 
     /// Loads every file the policies name and builds their TLS contexts.
     /// Errors name the host rule (as a JSON path) and the file.
@@ -76,10 +84,15 @@ final class ActiveConfiguration: @unchecked Sendable {
         }
         // SPEC §2.3: a wildcard never covers a public suffix; the list is parsed again only when the file changed.
         let publicSuffixes: PublicSuffixList
+        let publicSuffixSerial: Int
         do {
-            publicSuffixes = try PublicSuffixCache.list()
+            (publicSuffixes, publicSuffixSerial) = try PublicSuffixCache.versionedList()
         } catch {
             throw RuntimeError.message("\(error)")
+        }
+        let directories = configuration.trustStorePath == nil ? TrustStore.defaultCertificateDirectories : []
+        verificationEnvironment = trustStore.contentDigest(directories: directories).map {
+            VerificationEnvironment(trustStoreDigest: $0, publicSuffixSerial: publicSuffixSerial)
         }
         learnedPins = try Self.learnedPinStore(for: configuration, previous: previous, records: recordsLearnedPins)
         customChecks = previous?.customChecks ?? CustomCheckExecutor()
@@ -206,6 +219,26 @@ final class ActiveConfiguration: @unchecked Sendable {
 
     /// The prepared policy of a rule key the session machine chose
     /// (`ViolationEvent.defaultPolicyRule` for `default_policy`); nil when unknown.
+    /// Whether a connection (or TLS session) `old` verified for `key` is one
+    /// this generation would verify alike, so a reload may keep it pooled
+    /// under this generation's key (SPEC §3: what the old policy verified
+    /// is retired; a policy the reload left as it was is not old). Alike
+    /// means: the rule's policy, its files' contents, the trust store's
+    /// contents, the public suffix list, the upstream's `resolve` entry,
+    /// `timeouts.idle` (a pooled connection keeps its generation's) and
+    /// `upstream_reuse` (an operator who turns reuse off wants every
+    /// connection verified) are all unchanged; learning and custom rules
+    /// never carry over.
+    func verifiesAlike(_ key: PoolKey, as old: ActiveConfiguration) -> Bool {
+        guard key.generation == old.generation, let environment = verificationEnvironment,
+              environment == old.verificationEnvironment,
+              configuration.timeouts.idle == old.configuration.timeouts.idle,
+              configuration.upstreamReuse == old.configuration.upstreamReuse,
+              configuration.resolveOverrides[key.endpoint] == old.configuration.resolveOverrides[key.endpoint],
+              let before = old.policy(forRule: key.rule), let after = policy(forRule: key.rule) else { return false }
+        return after.verifiesAlike(before)
+    }
+
     func policy(forRule key: String) -> PreparedPolicy? {
         // A gateway's rule key is the very string `RequestRules` handed out,
         // so `==` ends at its identical-storage fast path.

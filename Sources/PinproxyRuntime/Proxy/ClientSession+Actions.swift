@@ -117,7 +117,8 @@ extension ClientSession {
     }
 
     private func releaseUpstream(reuse: Bool) {
-        guard let exchange, let upstream = exchange.upstream else { return }
+        var reuse = reuse
+        guard let exchange, var upstream = exchange.upstream else { return }
         if access != nil {
             access?.countBodies(of: exchange)
             // Without a response the answer is still to come (`finish` writes the line with it).
@@ -126,9 +127,21 @@ extension ClientSession {
         exchange.upstream = nil
         client.setWriteLowWatermark(0)
         upstream.delegate = nil
+        var limit = exchange.configuration.upstreamReuse.idlePerHost
+        if reuse, upstream.key.generation != worker.pool.generation {
+            // A reload came during the exchange: the connection is pooled for
+            // the new generation only if that verifies it alike.
+            let current = worker.configuration
+            if current.verifiesAlike(upstream.key, as: exchange.configuration) {
+                upstream = upstream.renewed(generation: current.generation)
+                limit = current.upstreamReuse.idlePerHost
+            } else {
+                reuse = false
+            }
+        }
         if reuse {
             upstream.completedExchanges += 1
-            worker.pool.put(upstream, keepingAtMost: exchange.configuration.upstreamReuse.idlePerHost)
+            worker.pool.put(upstream, keepingAtMost: limit)
         } else {
             upstream.close()
         }

@@ -43,7 +43,7 @@ final class LoopWorker: IdleSocketDelegate {
     /// Which lane of every counter this loop writes (SPEC §6).
     let index: Int
     let resolver: DNSResolver
-    let pool = UpstreamPool()
+    let pool: UpstreamPool
     let shared: SharedDaemonState
     private(set) var configuration: ActiveConfiguration
     private(set) var isDraining = false
@@ -72,6 +72,7 @@ final class LoopWorker: IdleSocketDelegate {
         guard let buffer = evbuffer_new() else { throw RuntimeError.system("evbuffer_new", ENOMEM) }
         firstRead = EventBuffer(pointer: buffer)
         self.configuration = configuration
+        pool = UpstreamPool(generation: configuration.generation)
         self.shared = shared
     }
 
@@ -244,10 +245,14 @@ final class LoopWorker: IdleSocketDelegate {
     /// Swaps in a new configuration generation (on this loop) with this
     /// loop's descriptors for the listeners it adds. In-flight exchanges keep
     /// the generation they started with; pooled connections and TLS sessions
-    /// of older generations are retired.
+    /// of the previous one stay pooled where the new one verifies them alike
+    /// (`ActiveConfiguration.verifiesAlike`), the rest are retired.
     func apply(_ newConfiguration: ActiveConfiguration, descriptors: [ListenerConfiguration: ListenerDescriptor]) {
+        let previous = configuration
         configuration = newConfiguration
-        pool.retire(before: newConfiguration.generation)
+        pool.renew(to: newConfiguration.generation,
+                   keepsConnection: { newConfiguration.verifiesAlike($0, as: previous) },
+                   keepsSession: { newConfiguration.upstreamReuse.tlsSessions && newConfiguration.verifiesAlike($0, as: previous) })
         do {
             try startListeners(descriptors)
         } catch {

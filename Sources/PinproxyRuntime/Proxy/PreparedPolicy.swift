@@ -82,6 +82,18 @@ final class PreparedPolicy: @unchecked Sendable {
             ?? RuleCounters(rule: ruleName, pinDigests: digests, loops: 1, learned: learned)
     }
 
+    /// Whether what `other` verified, this policy would verify alike: the
+    /// same rule, the same settings and the same loaded material (the files'
+    /// contents, not their names). A learning rule judges by what it has
+    /// learned and a custom rule by a command that may have changed since:
+    /// neither is ever alike. (The trust store and the public suffix list are
+    /// the generation's: `ActiveConfiguration.verifiesAlike`.)
+    func verifiesAlike(_ other: PreparedPolicy) -> Bool {
+        guard learning == nil, other.learning == nil, !policy.learnsPins, custom == nil, other.custom == nil,
+              policy.customCheck == nil, !material.contentDigest.isEmpty else { return false }
+        return ruleName == other.ruleName && policy == other.policy && material.contentDigest == other.material.contentDigest
+    }
+
     /// The verification state of one handshake with `host` under this policy,
     /// which runs `check` (or the learning rule's current one) inside the
     /// handshake and keeps the verdict.

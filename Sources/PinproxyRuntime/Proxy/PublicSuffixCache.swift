@@ -19,17 +19,34 @@ enum PublicSuffixCache {
         }
     }
 
-    private static let cached = Locked<(path: String, stamp: Stamp, list: PublicSuffixList)?>(nil)
+    private static let cached = Locked<(path: String, stamp: Stamp, list: PublicSuffixList, serial: Int)?>(nil)
+    private static let parses = Locked(0)
 
     /// The list in `path`, from the cache when the file is the one parsed last.
     static func list(at path: String = PublicSuffixList.debianPath) throws(PublicSuffixListError) -> PublicSuffixList {
+        try versionedList(at: path).list
+    }
+
+    /// The list and the serial number of the parse that made it: equal
+    /// serials, the same file as parsed (a reload compares them to tell
+    /// whether wildcard names are judged as before).
+    static func versionedList(at path: String = PublicSuffixList.debianPath)
+        throws(PublicSuffixListError) -> (list: PublicSuffixList, serial: Int) {
         var status = stat()
-        guard stat(path, &status) == 0 else { return try PublicSuffixList(contentsOf: path) }
+        guard stat(path, &status) == 0 else { return (try PublicSuffixList(contentsOf: path), nextSerial()) }
         let stamp = Stamp(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
                           modified: status.st_mtim)
-        if let hit = cached.withLock({ $0 }), hit.path == path, hit.stamp == stamp { return hit.list }
+        if let hit = cached.withLock({ $0 }), hit.path == path, hit.stamp == stamp { return (hit.list, hit.serial) }
         let list = try PublicSuffixList(contentsOf: path)
-        cached.withLock { $0 = (path, stamp, list) }
-        return list
+        let serial = nextSerial()
+        cached.withLock { $0 = (path, stamp, list, serial) }
+        return (list, serial)
+    }
+
+    private static func nextSerial() -> Int {
+        parses.withLock { count in
+            count += 1
+            return count
+        }
     }
 }

@@ -36,6 +36,12 @@ struct PoolKey: Hashable {
 
     /// The upstream this key connects to.
     var endpoint: Endpoint { Endpoint(host: host, port: port) }
+
+    /// The same host, port and rule under `generation` (a reload that
+    /// verifies them alike: `ActiveConfiguration.verifiesAlike`).
+    func renewed(generation: Int) -> PoolKey {
+        PoolKey(host: host, port: port, rule: rule, generation: generation)
+    }
 }
 
 /// Receives an upstream connection's I/O while a client exchange owns it.
@@ -73,9 +79,12 @@ final class UpstreamConnection: ByteStreamDelegate {
         self.idleTimeout = idleTimeout
     }
 
+    /// The stream went to the object `renewed` made.
+    private var handedOver = false
+
     deinit {
         // Free the SSL (with its stream) before the handshake it points at.
-        stream.close()
+        if !handedOver { stream.close() }
     }
 
     /// Takes over the stream's events from the connector once the handshake
@@ -89,6 +98,21 @@ final class UpstreamConnection: ByteStreamDelegate {
     }
 
     func close() { stream.close() }
+
+    /// The same connection under `generation`'s key (a reload verified it
+    /// alike): a new object takes the stream, the handshake and the delegate
+    /// over, and this one is to be dropped. A new object rather than a
+    /// mutable key: the pool reads the key of every connection it parks, and
+    /// a `var` there cost 150 instructions a request (`bench/request-cost.sh`).
+    func renewed(generation: Int) -> UpstreamConnection {
+        let renewed = UpstreamConnection(key: key.renewed(generation: generation), peer: peer, stream: stream,
+                                         handshake: handshake, idleTimeout: idleTimeout)
+        renewed.completedExchanges = completedExchanges
+        renewed.delegate = delegate
+        if stream.delegate === self { stream.delegate = renewed }
+        handedOver = true
+        return renewed
+    }
 
     var isOpen: Bool { stream.isOpen }
 

@@ -42,14 +42,25 @@ struct UpstreamPoolSessionTests {
         for index in [0, 1, 3] { #expect(pool.session(for: Self.key(index)) === kept[index]) }
     }
 
-    @Test("a reload still frees the older generation's sessions")
-    func retireFreesOlderSessions() {
-        let pool = UpstreamPool(sessionLimit: 4)
-        pool.store(Self.session(), for: Self.key(0, generation: 1))
-        pool.store(Self.session(), for: Self.key(1, generation: 2))
-        pool.retire(before: 2)
-        #expect(pool.sessionCount == 1)
+    @Test("a reload keeps the older generation's sessions it is told are verified alike, under the new key, and frees the rest")
+    func renewKeepsOnlyWhatIsAlike() {
+        let pool = UpstreamPool(sessionLimit: 8)
+        let alike = Self.session()
+        pool.store(alike, for: Self.key(0, generation: 1))
+        pool.store(Self.session(), for: Self.key(1, generation: 1))
+        let current = Self.session()
+        pool.store(current, for: Self.key(2, generation: 3))
+        var asked: [PoolKey] = []
+        pool.renew(to: 3, keepsConnection: { _ in true }, keepsSession: { key in
+            asked.append(key)
+            return key.host == Self.key(0).host
+        })
+        #expect(Set(asked) == [Self.key(0, generation: 1), Self.key(1, generation: 1)])
+        #expect(pool.sessionCount == 2)
+        #expect(pool.session(for: Self.key(0, generation: 3)) === alike)
         #expect(pool.session(for: Self.key(0, generation: 1)) == nil)
-        #expect(pool.session(for: Self.key(1, generation: 2)) != nil)
+        #expect(pool.session(for: Self.key(1, generation: 1)) == nil)
+        #expect(pool.session(for: Self.key(1, generation: 3)) == nil)
+        #expect(pool.session(for: Self.key(2, generation: 3)) === current)
     }
 }

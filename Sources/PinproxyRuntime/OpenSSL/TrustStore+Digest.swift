@@ -1,0 +1,69 @@
+internal import COpenSSL
+import Foundation
+
+/// A digest of what a trust store trusts, so that two configuration
+/// generations can tell whether a connection one of them verified would be
+/// verified alike by the other (a reload keeps such connections pooled).
+extension TrustStore {
+    /// SHA-256 over the certificates and CRLs the store holds (DER, sorted,
+    /// each length-prefixed), then, for `directories` (the hashed directories
+    /// OpenSSL's default paths look certificates up in when verifying), each
+    /// regular file's name and contents. Nil when a directory cannot be read:
+    /// then nothing is known to be alike.
+    ///
+    /// Taken from the loaded store, not from its file, so the digest is of
+    /// exactly what this generation trusts. The directories are read when the
+    /// store is built; OpenSSL reads them again at each verification, so a
+    /// change between two builds makes the digests differ, which is the
+    /// direction that matters (nothing is carried over).
+    func contentDigest(directories: [String]) -> [UInt8]? {
+        var items: [[UInt8]] = []
+        if let stack = X509_STORE_get0_objects(pointer) {
+            for index in 0..<max(0, OPENSSL_sk_num(stack)) {
+                guard let raw = OPENSSL_sk_value(stack, index) else { continue }
+                let object = OpaquePointer(raw)
+                switch X509_OBJECT_get_type(object) {
+                case X509_LU_X509:
+                    if let certificate = X509_OBJECT_get0_X509(object) {
+                        items.append([0x01] + X509Certificate.encode { i2d_X509(certificate, $0) })
+                    }
+                case X509_LU_CRL:
+                    if let list = X509_OBJECT_get0_X509_CRL(object) {
+                        items.append([0x02] + X509Certificate.encode { i2d_X509_CRL(list, $0) })
+                    }
+                default:
+                    continue
+                }
+            }
+        }
+        items.sort { $0.lexicographicallyPrecedes($1) }
+        for directory in directories {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+            for name in names.sorted() {
+                let path = directory + "/" + name
+                var status = stat()
+                // Following links (the hashed names are links); what is not a regular file holds no certificate.
+                guard stat(path, &status) == 0 else { continue }
+                guard (status.st_mode & S_IFMT) == S_IFREG else { continue }
+                guard let contents = FileManager.default.contents(atPath: path) else { return nil }
+                items.append([0x03] + Array(path.utf8) + [0] + Array(contents))
+            }
+        }
+        var joined: [UInt8] = []
+        for item in items {
+            let count = UInt64(item.count)
+            joined += (0..<8).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
+            joined += item
+        }
+        let digest = Digest.sha256(joined)
+        return digest.isEmpty ? nil : digest
+    }
+
+    /// The directories OpenSSL's default paths look certificates up in:
+    /// `SSL_CERT_DIR` when set (a colon-separated list), else the built-in one.
+    static var defaultCertificateDirectories: [String] {
+        let variable = String(cString: X509_get_default_cert_dir_env())
+        let value = ProcessInfo.processInfo.environment[variable] ?? String(cString: X509_get_default_cert_dir())
+        return value.split(separator: ":").map(String.init).filter { !$0.isEmpty }
+    }
+}

@@ -11,4 +11,17 @@ enum Digest {
         }
         return status == 1 && length == 32 ? output : []
     }
+
+    /// SHA-256 over `parts`, each preceded by its length (8 bytes, little
+    /// endian), so no two different lists of parts hash the same bytes.
+    static func sha256(lengthPrefixed parts: [[UInt8]]) -> [UInt8] {
+        var joined: [UInt8] = []
+        joined.reserveCapacity(parts.reduce(0) { $0 + 8 + $1.count })
+        for part in parts {
+            let count = UInt64(part.count)
+            joined += (0..<8).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
+            joined += part
+        }
+        return sha256(joined)
+    }
 }

@@ -31,13 +31,7 @@ final class PolicyMaterial: @unchecked Sendable {
                  revocationLists: [RevocationList]) {
         var parts: [[UInt8]] = pinnedSPKIDigests + [[0x01]] + pinnedCertificates.map(\.der) + [[0x02]] + anchors.map(\.der)
         parts += [[0x03]] + clientCertificateChain.map(\.der) + [[0x04]] + revocationLists.map(\.der)
-        var joined: [UInt8] = []
-        for part in parts {
-            let count = UInt64(part.count)
-            joined += (0..<8).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
-            joined += part
-        }
-        contentDigest = Digest.sha256(joined)
+        contentDigest = Digest.sha256(lengthPrefixed: parts)
         self.pinnedSPKIDigests = pinnedSPKIDigests
         self.pinnedCertificates = pinnedCertificates
         self.anchorStore = anchorStore

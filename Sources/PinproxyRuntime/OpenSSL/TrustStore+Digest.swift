@@ -8,7 +8,7 @@ extension TrustStore {
     /// SHA-256 over the certificates and CRLs the store holds (DER, sorted,
     /// each length-prefixed), then, for `directories` (the hashed directories
     /// OpenSSL's default paths look certificates up in when verifying), each
-    /// regular file's name and contents. Nil when a directory cannot be read:
+    /// regular file's path and contents. Nil when a directory cannot be read:
     /// then nothing is known to be alike.
     ///
     /// Taken from the loaded store, not from its file, so the digest is of
@@ -49,13 +49,7 @@ extension TrustStore {
                 items.append([0x03] + Array(path.utf8) + [0] + Array(contents))
             }
         }
-        var joined: [UInt8] = []
-        for item in items {
-            let count = UInt64(item.count)
-            joined += (0..<8).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
-            joined += item
-        }
-        let digest = Digest.sha256(joined)
+        let digest = Digest.sha256(lengthPrefixed: items)
         return digest.isEmpty ? nil : digest
     }
 

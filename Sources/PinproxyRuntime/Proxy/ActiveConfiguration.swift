@@ -217,8 +217,6 @@ final class ActiveConfiguration: @unchecked Sendable {
         configuration.policies.rulePosition(for: host).map { rulePolicies[$0] } ?? defaultPolicy
     }
 
-    /// The prepared policy of a rule key the session machine chose
-    /// (`ViolationEvent.defaultPolicyRule` for `default_policy`); nil when unknown.
     /// Whether a connection (or TLS session) `old` verified for `key` is one
     /// this generation would verify alike, so a reload may keep it pooled
     /// under this generation's key (SPEC §3: what the old policy verified
@@ -239,6 +237,8 @@ final class ActiveConfiguration: @unchecked Sendable {
         return after.verifiesAlike(before)
     }
 
+    /// The prepared policy of a rule key the session machine chose
+    /// (`ViolationEvent.defaultPolicyRule` for `default_policy`); nil when unknown.
     func policy(forRule key: String) -> PreparedPolicy? {
         // A gateway's rule key is the very string `RequestRules` handed out,
         // so `==` ends at its identical-storage fast path.

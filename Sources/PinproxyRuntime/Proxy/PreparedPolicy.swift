@@ -86,11 +86,11 @@ final class PreparedPolicy: @unchecked Sendable {
     /// same rule, the same settings and the same loaded material (the files'
     /// contents, not their names). A learning rule judges by what it has
     /// learned and a custom rule by a command that may have changed since:
-    /// neither is ever alike. (The trust store and the public suffix list are
-    /// the generation's: `ActiveConfiguration.verifiesAlike`.)
+    /// neither is ever alike (the settings are compared, so `other`'s are
+    /// this one's). (The trust store and the public suffix list are the
+    /// generation's: `ActiveConfiguration.verifiesAlike`.)
     func verifiesAlike(_ other: PreparedPolicy) -> Bool {
-        guard learning == nil, other.learning == nil, !policy.learnsPins, custom == nil, other.custom == nil,
-              policy.customCheck == nil, !material.contentDigest.isEmpty else { return false }
+        guard !policy.learnsPins, policy.customCheck == nil, !material.contentDigest.isEmpty else { return false }
         return ruleName == other.ruleName && policy == other.policy && material.contentDigest == other.material.contentDigest
     }
 

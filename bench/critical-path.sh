@@ -54,6 +54,11 @@ for target in $TARGETS; do
     STARTED_PIDS+=("$pid")
     wait_port "$PROXY_PORT" 60
     python3 "$BENCH_DIR/requests.py" --port "$PROXY_PORT" --count "$COUNT" "${client_mode[@]}" || die "$target: requests failed"
+    # Counting passes back from the last answer needs the last answer to be the
+    # last send: a graceful stop sends too (pinproxy's close_notify to the
+    # pooled upstream), so the keep-alive run ends with SIGKILL. Every part
+    # was written when its trigger fired; nothing is lost with the process.
+    [ "$KEEP_ALIVE" = 1 ] && stop=KILL
     kill "-$stop" "$pid"
     wait "$pid" 2>/dev/null || true
     python3 "$BENCH_DIR/critical_path.py" "$target" "$WORK/$target" "$analysis_mode"

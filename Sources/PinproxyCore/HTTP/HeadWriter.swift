@@ -44,13 +44,36 @@ struct HeadWriter {
         append(name)
         bytes.append(HTTPSyntax.colon)
         bytes.append(HTTPSyntax.space)
+        appendDecimal(value)
+        endLine()
+    }
+
+    /// `Host: <upstream's authority>` (RFC 9110 §7.2): brackets around an IPv6
+    /// literal, the port omitted when it is the https default. Written piece
+    /// by piece, like the start line: no String per request.
+    mutating func hostField(_ upstream: Endpoint) {
+        Self.hostFieldName.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        let bracketed = upstream.host.isIPv6
+        if bracketed { bytes.append(UInt8(ascii: "[")) }
+        append(upstream.host.value)
+        if bracketed { bytes.append(UInt8(ascii: "]")) }
+        if upstream.port != 443 {
+            bytes.append(HTTPSyntax.colon)
+            appendDecimal(UInt64(upstream.port))
+        }
+        endLine()
+    }
+
+    private static let hostFieldName: StaticString = "Host: "
+
+    @inline(__always)
+    private mutating func appendDecimal(_ value: UInt64) {
         var divisor: UInt64 = 1
         while value / divisor >= 10 { divisor *= 10 }
         while divisor > 0 {
             bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
             divisor /= 10
         }
-        endLine()
     }
 
     /// A field line copied from received bytes.

@@ -9,8 +9,14 @@
 /// `Host` in HTTP/1.1 and more than one `Host` field (RFC 9112 §3.2: 400).
 public enum RequestRouter {
     public static func routeForward(_ head: HTTPRequestHead) -> Result<RoutedRequest, HTTPError> {
+        var memo = HostFieldMemo()
+        return routeForward(head, hostMemo: &memo)
+    }
+
+    /// The same, reusing the endpoint of a `Host` value equal to the one `hostMemo` remembers.
+    static func routeForward(_ head: HTTPRequestHead, hostMemo: inout HostFieldMemo) -> Result<RoutedRequest, HTTPError> {
         let host: Endpoint?
-        switch validatedHost(head) {
+        switch validatedHost(head, memo: &hostMemo) {
         case .failure(let error): return .failure(error)
         case .success(let endpoint): host = endpoint
         }
@@ -33,7 +39,14 @@ public enum RequestRouter {
     }
 
     public static func routeGateway(_ head: HTTPRequestHead, upstream: Endpoint) -> Result<RoutedRequest, HTTPError> {
-        if case .failure(let error) = validatedHost(head) { return .failure(error) }
+        var memo = HostFieldMemo()
+        return routeGateway(head, upstream: upstream, hostMemo: &memo)
+    }
+
+    /// The same, reusing the check of a `Host` value equal to the one `hostMemo` remembers.
+    static func routeGateway(_ head: HTTPRequestHead, upstream: Endpoint,
+                             hostMemo: inout HostFieldMemo) -> Result<RoutedRequest, HTTPError> {
+        if case .failure(let error) = validatedHost(head, memo: &hostMemo) { return .failure(error) }
         if head.target.utf8.first == UInt8(ascii: "/") {
             return originForm(head.target).map { RoutedRequest(upstream: upstream, originFormTarget: $0) }
         }
@@ -41,7 +54,7 @@ public enum RequestRouter {
     }
 
     /// Checks shared by both listener kinds; the `Host` field as an endpoint when present.
-    private static func validatedHost(_ head: HTTPRequestHead) -> Result<Endpoint?, HTTPError> {
+    private static func validatedHost(_ head: HTTPRequestHead, memo: inout HostFieldMemo) -> Result<Endpoint?, HTTPError> {
         if head.method == "CONNECT" { return .failure(HTTPError(status: 405, reason: "connect is not supported")) }
         if head.target == "*" { return .failure(.badRequest("asterisk-form target")) }
         // The index, not `values(of:)`: no array for the one Host field of every request.
@@ -49,7 +62,7 @@ public enum RequestRouter {
             return head.version == .http11 ? .failure(.badRequest("missing host")) : .success(nil)
         }
         if repeated { return .failure(.badRequest("more than one host field")) }
-        return head.fieldSection.withValue(at: index) { RequestAuthority.endpoint(bytes: $0) }
+        return head.fieldSection.withValue(at: index) { memo.endpoint(for: $0, parse: RequestAuthority.endpoint(bytes:)) }
             .map { Optional($0) }
             .mapError { _ in .badRequest("invalid host field") }
     }

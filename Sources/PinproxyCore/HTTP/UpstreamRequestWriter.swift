@@ -12,7 +12,7 @@ public enum UpstreamRequestWriter {
     public static func serialise(_ head: HTTPRequestHead, routed: RoutedRequest) -> [UInt8] {
         var writer = HeadWriter()
         writer.startLine(head.method, routed.originFormTarget, "HTTP/1.1")
-        writer.field("Host", hostFieldValue(routed.upstream))
+        writer.hostField(routed.upstream)
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
         section.write(to: &writer) { index in
@@ -22,12 +22,5 @@ public enum UpstreamRequestWriter {
         FramingFieldWriter.write(head.bodyFraming, to: &writer)
         writer.viaPinproxy()
         return writer.finish()
-    }
-
-    /// RFC 9110 §7.2: the authority of the target URI, the port omitted when it
-    /// is the https default.
-    static func hostFieldValue(_ upstream: Endpoint) -> String {
-        let host = upstream.host.isIPv6 ? "[\(upstream.host.value)]" : upstream.host.value
-        return upstream.port == 443 ? host : "\(host):\(upstream.port)"
     }
 }

@@ -44,6 +44,8 @@ public struct SessionMachine: Sendable {
     /// The connection ended on a CONNECT that was answered with an error
     /// instead of a tunnel (SPEC §6's CONNECT outcome `refused`).
     public internal(set) var refusedConnect = false
+    /// The connection's last `Host` value and its endpoint (`HostFieldMemo`).
+    var hostMemo = HostFieldMemo()
 
     public init(mode: ListenerConfiguration.Mode) {
         self.mode = mode
@@ -146,8 +148,8 @@ public struct SessionMachine: Sendable {
             routing = Self.routeInside(head, to: upstream)
         } else {
             switch mode {
-            case .forward: routing = Routing(RequestRouter.routeForward(head))
-            case let .gateway(upstream): routing = Routing(RequestRouter.routeGateway(head, upstream: upstream))
+            case .forward: routing = Routing(RequestRouter.routeForward(head, hostMemo: &hostMemo))
+            case let .gateway(upstream): routing = Routing(RequestRouter.routeGateway(head, upstream: upstream, hostMemo: &hostMemo))
             }
         }
         let routed: RoutedRequest

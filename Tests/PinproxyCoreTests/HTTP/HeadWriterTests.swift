@@ -51,6 +51,7 @@ struct HeadWriterTests {
           arguments: [
               ("http://api.example/", "api.example"), ("http://api.example:8443/", "api.example:8443"),
               ("http://api.example:1/", "api.example:1"), ("http://api.example:65535/", "api.example:65535"),
+              ("http://api.example:10/", "api.example:10"), ("http://api.example:10000/", "api.example:10000"),
               ("http://api.example:80/", "api.example"), ("http://api.example:443/", "api.example"),
               ("http://192.0.2.7/", "192.0.2.7"), ("http://192.0.2.7:8080/", "192.0.2.7:8080"),
               ("http://[::1]/", "[::1]"), ("http://[::1]:8443/", "[::1]:8443"),

@@ -8,8 +8,10 @@ extension TrustStore {
     /// SHA-256 over the certificates and CRLs the store holds (DER, sorted,
     /// each length-prefixed), then, for `directories` (the hashed directories
     /// OpenSSL's default paths look certificates up in when verifying), each
-    /// regular file's path and contents. Nil when a directory cannot be read:
-    /// then nothing is known to be alike.
+    /// regular file's path and contents. A directory that does not exist
+    /// trusts nothing, as OpenSSL's lookup finds nothing there (a minimal
+    /// container without CA certificates); nil when one exists and cannot be
+    /// read: then nothing is known to be alike.
     ///
     /// Taken from the loaded store, not from its file, so the digest is of
     /// exactly what this generation trusts. The directories are read when the
@@ -38,6 +40,8 @@ extension TrustStore {
         }
         items.sort { $0.lexicographicallyPrecedes($1) }
         for directory in directories {
+            var directoryStatus = stat()
+            if stat(directory, &directoryStatus) != 0 && errno == ENOENT { continue }
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
             for name in names.sorted() {
                 let path = directory + "/" + name

@@ -6,8 +6,13 @@ import PinproxyCore
 /// configuration generation that verified it.
 ///
 /// The pool is consulted twice per request; the hash of the two strings is
-/// computed once, when the key is made, not on every dictionary probe.
-struct PoolKey: Hashable {
+/// computed once, when the key is made, not on every dictionary probe. An
+/// immutable object rather than a struct: an exchange, its connection and
+/// the pool pass the key around, and a struct's copy retained and released
+/// both strings every time (some 600 instructions a request); a gateway's
+/// every exchange gets the same instance (`UpstreamPool.key`), so equality
+/// is mostly identity.
+final class PoolKey: Hashable, Sendable {
     let host: HostName
     let port: UInt16
     let rule: String
@@ -28,7 +33,7 @@ struct PoolKey: Hashable {
     }
 
     static func == (lhs: PoolKey, rhs: PoolKey) -> Bool {
-        lhs.precomputedHash == rhs.precomputedHash && lhs.port == rhs.port && lhs.generation == rhs.generation
+        lhs === rhs || lhs.precomputedHash == rhs.precomputedHash && lhs.port == rhs.port && lhs.generation == rhs.generation
             && lhs.host == rhs.host && lhs.rule == rhs.rule
     }
 

@@ -10,8 +10,14 @@ import PinproxyCore
 /// moves what the new generation verifies alike to its keys and frees the rest.
 final class UpstreamPool: UpstreamConnectionDelegate {
     private var idle: [PoolKey: [UpstreamConnection]] = [:]
-    /// The list `take` or `remove` emptied last, its storage kept for the next new key `put` files.
-    private var spareList: [UpstreamConnection] = []
+    /// The idle connections of the key `put` parked under last, kept out of
+    /// `idle` (a key's connections are in exactly one of the two): a gateway,
+    /// or a client kept alive to one host, takes and returns one connection
+    /// under one key for every exchange, and finding it in `idle` hashed the
+    /// key twice a request (`take` and `put`: some 1,000 instructions). The
+    /// list stays here when emptied, its storage ready for the next `put`.
+    private var frontList: [UpstreamConnection] = []
+    private var frontKey: PoolKey?
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
     /// The key `key(host:port:rule:generation:)` made last.
     private var recentKey: PoolKey?
@@ -55,33 +61,32 @@ final class UpstreamPool: UpstreamConnectionDelegate {
 
     /// The most recently returned idle connection for `key`, if any.
     ///
-    /// `take`, `put` and `remove` probe the dictionary once and change the list
-    /// in place through its index (no copy of the array); an emptied list is
-    /// removed, so a forward proxy visiting many hosts keeps no empty entries.
-    /// The list emptied last is kept aside for the next new key: one host
-    /// served over one pooled connection empties and refills its list on
-    /// every exchange, which would otherwise allocate and free it each time.
+    /// Off the front list, or from `idle`: there `take`, `put` and `remove`
+    /// probe the dictionary once and change the list in place through its
+    /// index (no copy of the array), and an emptied list is removed, so a
+    /// forward proxy visiting many hosts keeps no empty entries.
     func take(_ key: PoolKey) -> UpstreamConnection? {
-        guard let index = idle.index(forKey: key), let connection = idle.values[index].popLast() else { return nil }
-        if idle.values[index].isEmpty { spareList = idle.remove(at: index).value }
+        let taken: UpstreamConnection
+        if key == frontKey {
+            guard let connection = frontList.popLast() else { return nil }
+            taken = connection
+        } else {
+            guard let index = idle.index(forKey: key), let connection = idle.values[index].popLast() else { return nil }
+            if idle.values[index].isEmpty { idle.remove(at: index) }
+            taken = connection
+        }
         idleCount.set(idleCount.current - 1)
-        connection.delegate = nil
-        return connection
+        taken.delegate = nil
+        return taken
     }
 
     /// Parks a connection whose exchange ended cleanly, unless `limit` idle
     /// connections for its key are parked already (`upstream_reuse.idle_per_host`).
     func put(_ connection: UpstreamConnection, keepingAtMost limit: Int) {
         guard connection.isOpen, connection.stream.input.isEmpty, limit > 0 else { connection.close(); return }
-        if let index = idle.index(forKey: connection.key) {
-            guard idle.values[index].count < limit else { connection.close(); return }
-            idle.values[index].append(connection)
-        } else {
-            var list: [UpstreamConnection] = []
-            swap(&list, &spareList)
-            list.append(connection)
-            idle[connection.key] = list
-        }
+        if connection.key != frontKey { bringToFront(connection.key) }
+        guard frontList.count < limit else { connection.close(); return }
+        frontList.append(connection)
         idleCount.set(idleCount.current + 1)
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs,
@@ -89,6 +94,29 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         // for in use and idle, so reading goes on without re-arming it (and
         // `ClientSession.attach` restarts it for the next exchange).
         connection.stream.startReading(timeout: connection.idleTimeout)
+    }
+
+    /// Files the front list under its key in `idle` and makes `key`'s list
+    /// (out of `idle`, or an empty one) the front.
+    private func bringToFront(_ key: PoolKey) {
+        if let frontKey, !frontList.isEmpty {
+            idle[frontKey] = frontList
+            frontList = []
+        }
+        if let list = idle.removeValue(forKey: key) {
+            frontList = list
+        } else {
+            frontList.removeAll(keepingCapacity: true)
+        }
+        frontKey = key
+    }
+
+    /// The front list filed under its key in `idle`, so that a walk over
+    /// `idle` sees every idle connection.
+    private func fileFront() {
+        if let frontKey, !frontList.isEmpty { idle[frontKey] = frontList }
+        frontList = []
+        frontKey = nil
     }
 
     func session(for key: PoolKey) -> TLSSessionHandle? { sessions[key] }
@@ -118,6 +146,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// eleven rules).
     func renew(to generation: Int, keepsConnection: (PoolKey) -> Bool, keepsSession: (PoolKey) -> Bool) {
         self.generation = generation
+        fileFront()
         for (key, list) in idle where key.generation < generation {
             idle[key] = nil
             guard keepsConnection(key) else {
@@ -136,6 +165,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
 
     /// Frees everything (shutdown).
     func closeAll() {
+        fileFront()
         idle.values.forEach { $0.forEach { $0.close() } }
         idle.removeAll()
         idleCount.set(0)
@@ -145,10 +175,15 @@ final class UpstreamPool: UpstreamConnectionDelegate {
 
     private func remove(_ connection: UpstreamConnection) {
         connection.close()
-        guard let index = idle.index(forKey: connection.key),
-              let position = idle.values[index].firstIndex(where: { $0 === connection }) else { return }
-        idle.values[index].remove(at: position)
-        if idle.values[index].isEmpty { spareList = idle.remove(at: index).value }
+        if connection.key == frontKey {
+            guard let position = frontList.firstIndex(where: { $0 === connection }) else { return }
+            frontList.remove(at: position)
+        } else {
+            guard let index = idle.index(forKey: connection.key),
+                  let position = idle.values[index].firstIndex(where: { $0 === connection }) else { return }
+            idle.values[index].remove(at: position)
+            if idle.values[index].isEmpty { idle.remove(at: index) }
+        }
         idleCount.set(idleCount.current - 1)
     }
 

@@ -1,0 +1,127 @@
+import COpenSSL
+import Foundation
+import Glibc
+import PinproxyCore
+@testable import PinproxyRuntime
+import Testing
+
+/// Which idle connection `take` hands out, for which key, and what `put`,
+/// a retirement, a reload and shutdown do to them: wherever the pool keeps a
+/// key's list (the front list of the key parked last, or its table), a
+/// connection is only ever handed out under the key that verified it.
+/// Real TLS streams over socket pairs, no handshake: the pool never reads them.
+@Suite("UpstreamPool: idle connections")
+struct UpstreamPoolIdleTests {
+    /// Makes unconnected upstream connections on one loop; closes the far ends.
+    private final class Connections {
+        let loop: EventLoop
+        private let context: TLSClientContext
+        private let material: PolicyMaterial
+        private var farEnds: [Int32] = []
+
+        init() throws {
+            loop = try EventLoop()
+            material = try PolicyMaterial.load(for: .standard)
+            context = try TLSClientContext(policy: .standard, material: material, trustStore: TrustStore.anchors([]))
+        }
+
+        deinit { farEnds.forEach { close($0) } }
+
+        func make(_ key: PoolKey) throws -> UpstreamConnection {
+            var pair: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
+            farEnds.append(pair[1])
+            _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+            guard let ssl = SSL_new(context.pointer) else { throw TestFailure("SSL_new") }
+            SSL_set_fd(ssl, pair[0])
+            let stream = try #require(TLSStream(loop: loop, descriptor: pair[0], connection: TLSConnection(takingOwnership: ssl), role: .client))
+            let check = TrustCheck(policy: .standard, evaluator: DecidingEvaluator(decide: { _ in true }))
+            let handshake = UpstreamHandshake(host: key.host, port: key.port, check: check, material: material)
+            return UpstreamConnection(key: key, peer: try #require(SocketAddress(ip: "127.0.0.1", port: key.port)),
+                                      stream: stream, handshake: handshake, idleTimeout: EventTimeout(.seconds(60)))
+        }
+    }
+
+    private static func key(_ host: String, generation: Int = 1) -> PoolKey {
+        PoolKey(host: HostName(host)!, port: 443, rule: host, generation: generation)
+    }
+
+    private let a = key("a.example.test"), b = key("b.example.test"), c = key("c.example.test")
+
+    @Test("keys parked in turn each get back their own connections, newest first, and nothing else")
+    func eachKeyGetsItsOwn() throws {
+        let connections = try Connections()
+        let pool = UpstreamPool()
+        let a1 = try connections.make(a), b1 = try connections.make(b), a2 = try connections.make(a), c1 = try connections.make(c)
+        for connection in [a1, b1, a2, c1] { pool.put(connection, keepingAtMost: 4) }
+        #expect(pool.idleCount.current == 4)
+        #expect(pool.take(b) === b1)
+        #expect(pool.take(b) == nil)
+        #expect(pool.take(a) === a2)
+        pool.put(a2, keepingAtMost: 4)
+        #expect(pool.take(a) === a2)
+        #expect(pool.take(a) === a1)
+        #expect(pool.take(a) == nil)
+        #expect(pool.take(c) === c1)
+        #expect(pool.take(Self.key("a.example.test", generation: 2)) == nil)
+        #expect(pool.idleCount.current == 0)
+    }
+
+    @Test("idle_per_host holds for a key whether its list is at the front or not")
+    func limitPerKey() throws {
+        let connections = try Connections()
+        let pool = UpstreamPool()
+        let a1 = try connections.make(a), a2 = try connections.make(a), b1 = try connections.make(b), a3 = try connections.make(a)
+        pool.put(a1, keepingAtMost: 2)
+        pool.put(a2, keepingAtMost: 2)
+        pool.put(b1, keepingAtMost: 2)  // a's list leaves the front
+        pool.put(a3, keepingAtMost: 2)  // and comes back full
+        #expect(!a3.isOpen)
+        #expect(a1.isOpen && a2.isOpen)
+        #expect(pool.idleCount.current == 3)
+    }
+
+    @Test("a connection that speaks or ends while idle is retired, at the front or not")
+    func retiredWherever() throws {
+        let connections = try Connections()
+        let pool = UpstreamPool()
+        let a1 = try connections.make(a), a2 = try connections.make(a), b1 = try connections.make(b)
+        for connection in [a1, a2, b1] { pool.put(connection, keepingAtMost: 4) }
+        pool.upstreamDidRead(a1)  // a's list is in the table
+        pool.upstream(b1, didEnd: .endOfStream)  // b's is the front
+        #expect(!a1.isOpen && !b1.isOpen)
+        #expect(pool.idleCount.current == 1)
+        #expect(pool.take(b) == nil)
+        #expect(pool.take(a) === a2)
+        #expect(pool.take(a) == nil)
+    }
+
+    @Test("a reload keeps, under the new generation, only the keys it is told are alike, the front list's included")
+    func renewSeesTheFront() throws {
+        let connections = try Connections()
+        let pool = UpstreamPool()
+        let a1 = try connections.make(a), b1 = try connections.make(b)
+        pool.put(a1, keepingAtMost: 4)
+        pool.put(b1, keepingAtMost: 4)  // b at the front
+        pool.renew(to: 2, keepsConnection: { $0 == self.b }, keepsSession: { _ in false })
+        #expect(!a1.isOpen)
+        #expect(pool.take(b) == nil)
+        let renewed = try #require(pool.take(Self.key("b.example.test", generation: 2)))
+        #expect(renewed.key == Self.key("b.example.test", generation: 2))
+        #expect(renewed.isOpen)
+        #expect(pool.idleCount.current == 0)
+    }
+
+    @Test("shutdown closes every idle connection, the front list's too")
+    func closeAllClosesTheFront() throws {
+        let connections = try Connections()
+        let pool = UpstreamPool()
+        let a1 = try connections.make(a), b1 = try connections.make(b)
+        pool.put(a1, keepingAtMost: 4)
+        pool.put(b1, keepingAtMost: 4)
+        pool.closeAll()
+        #expect(!a1.isOpen && !b1.isOpen)
+        #expect(pool.take(a) == nil && pool.take(b) == nil)
+        #expect(pool.idleCount.current == 0)
+    }
+}

@@ -68,4 +68,9 @@ public struct ExchangeProgress: Sendable, Hashable {
         !responseStarted && request.bodyFraming == .none &&
             ["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"].contains(request.method)
     }
+
+    /// The head sent upstream for this request (`UpstreamRequestWriter`).
+    func upstreamRequestHead() -> [UInt8] {
+        UpstreamRequestWriter.serialise(request, routed: routed)
+    }
 }

@@ -174,16 +174,18 @@ public struct SessionMachine: Sendable {
     // MARK: the upstream
 
     private mutating func upstreamReady(pooled: Bool, reported: Bool, into actions: inout [SessionAction]) {
-        guard exchange?.upstream == .acquiring, let request = exchange?.request, let routed = exchange?.routed,
-              let requestComplete = exchange?.requestComplete else { return }
-        if exchange?.connect == .intercept {
-            interceptedUpstream = routed.upstream
+        guard exchange?.upstream == .acquiring, let requestComplete = exchange?.requestComplete else { return }
+        if exchange?.connect == .intercept, let upstream = exchange?.routed.upstream {
+            interceptedUpstream = upstream
             return interceptionReady(reported: reported, into: &actions)
         }
         exchange?.upstream = .attached(pooled: pooled)
         if reported { actions.append(.recordViolation(blocking: false)) }
-        actions.append(.sendRequestHead(UpstreamRequestWriter.serialise(request, routed: routed)))
-        if request.continueIsForProxy && clientVersion == .http11 && !requestComplete {
+        // Serialised from the exchange in place: binding its head to a local
+        // copied it, retaining and releasing every string and array in it.
+        guard let head = exchange?.upstreamRequestHead() else { return }
+        actions.append(.sendRequestHead(head))
+        if exchange?.request.continueIsForProxy == true && clientVersion == .http11 && !requestComplete {
             // The expectation was addressed to pinproxy and not forwarded: the
             // request is on its way, so pinproxy answers it (RFC 9110 §10.1.1).
             actions.append(.sendInterimResponse(Self.continueResponse))

@@ -61,6 +61,12 @@ for _, trigger, total in parts:
         if started and current:
             passes.append(current)
         current, started = [], True
+# Keep-alive runs end with SIGKILL, which may come between the last answer's
+# send and the next epoll_wait: that pass still has its send, and counting
+# back must start from it. (A close run stops gracefully; what its stop does
+# after the last epoll_wait is no request's.)
+if mode == "keep-alive" and current:
+    passes.append(current)
 
 request, answer = [], []
 sending = []  # (accepted a connection, instructions before the first send, after it)

@@ -15,10 +15,10 @@ struct HostFieldMemo: Sendable {
 
     private typealias Words = (UInt64, UInt64, UInt64, UInt64)
 
-    /// -1: nothing remembered.
-    private var length = -1
     private var seenOne = false
-    /// The value's bytes, zero after `length`.
+    /// The remembered value's length and bytes (zero after `length`), and its
+    /// endpoint; nil when nothing is remembered.
+    private var length = 0
     private var bytes: Words = (0, 0, 0, 0)
     private var endpoint: Endpoint?
 

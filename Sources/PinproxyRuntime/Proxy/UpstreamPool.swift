@@ -15,7 +15,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// or a client kept alive to one host, takes and returns one connection
     /// under one key for every exchange, and finding it in `idle` hashed the
     /// key twice a request (`take` and `put`: some 1,000 instructions). The
-    /// list stays here when emptied, its storage ready for the next `put`.
+    /// list stays here when emptied, its storage ready for the key's next `put`.
     private var frontList: [UpstreamConnection] = []
     private var frontKey: PoolKey?
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
@@ -99,15 +99,8 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// Files the front list under its key in `idle` and makes `key`'s list
     /// (out of `idle`, or an empty one) the front.
     private func bringToFront(_ key: PoolKey) {
-        if let frontKey, !frontList.isEmpty {
-            idle[frontKey] = frontList
-            frontList = []
-        }
-        if let list = idle.removeValue(forKey: key) {
-            frontList = list
-        } else {
-            frontList.removeAll(keepingCapacity: true)
-        }
+        fileFront()
+        frontList = idle.removeValue(forKey: key) ?? []
         frontKey = key
     }
 

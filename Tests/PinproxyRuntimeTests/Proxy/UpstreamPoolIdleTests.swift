@@ -96,13 +96,21 @@ struct UpstreamPoolIdleTests {
         #expect(pool.take(a) == nil)
     }
 
-    @Test("a reload keeps, under the new generation, only the keys it is told are alike, the front list's included")
-    func renewSeesTheFront() throws {
-        let connections = try Connections()
+    /// A pool with one connection for `a`, filed in the table, and one for
+    /// `b`, parked last and so at the front.
+    private func parkedInTableAndFront(_ connections: Connections) throws
+        -> (UpstreamPool, a: UpstreamConnection, b: UpstreamConnection) {
         let pool = UpstreamPool()
         let a1 = try connections.make(a), b1 = try connections.make(b)
         pool.put(a1, keepingAtMost: 4)
-        pool.put(b1, keepingAtMost: 4)  // b at the front
+        pool.put(b1, keepingAtMost: 4)
+        return (pool, a1, b1)
+    }
+
+    @Test("a reload keeps, under the new generation, only the keys it is told are alike, the front list's included")
+    func renewSeesTheFront() throws {
+        let connections = try Connections()
+        let (pool, a1, _) = try parkedInTableAndFront(connections)
         pool.renew(to: 2, keepsConnection: { $0 == self.b }, keepsSession: { _ in false })
         #expect(!a1.isOpen)
         #expect(pool.take(b) == nil)
@@ -115,10 +123,7 @@ struct UpstreamPoolIdleTests {
     @Test("shutdown closes every idle connection, the front list's too")
     func closeAllClosesTheFront() throws {
         let connections = try Connections()
-        let pool = UpstreamPool()
-        let a1 = try connections.make(a), b1 = try connections.make(b)
-        pool.put(a1, keepingAtMost: 4)
-        pool.put(b1, keepingAtMost: 4)
+        let (pool, a1, b1) = try parkedInTableAndFront(connections)
         pool.closeAll()
         #expect(!a1.isOpen && !b1.isOpen)
         #expect(pool.take(a) == nil && pool.take(b) == nil)

@@ -9,7 +9,7 @@ import PinproxyCore
 /// computed once, when the key is made, not on every dictionary probe. An
 /// immutable object rather than a struct: an exchange, its connection and
 /// the pool pass the key around, and a struct's copy retained and released
-/// both strings every time (some 600 instructions a request); a gateway's
+/// both strings every time (some 500 instructions a request); a gateway's
 /// every exchange gets the same instance (`UpstreamPool.key`), so equality
 /// is mostly identity.
 final class PoolKey: Hashable, Sendable {

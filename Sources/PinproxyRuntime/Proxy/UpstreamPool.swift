@@ -14,7 +14,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// `idle` (a key's connections are in exactly one of the two): a gateway,
     /// or a client kept alive to one host, takes and returns one connection
     /// under one key for every exchange, and finding it in `idle` hashed the
-    /// key twice a request (`take` and `put`: some 1,000 instructions). The
+    /// key twice a request (`take` and `put`: some 700 instructions). The
     /// list stays here when emptied, its storage ready for the key's next `put`.
     private var frontList: [UpstreamConnection] = []
     private var frontKey: PoolKey?

@@ -18,7 +18,13 @@
 /// bytes. Interim (1xx) heads never carry a Connection field.
 public enum ClientResponseWriter {
     public static func serialise(_ head: HTTPResponseHead, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
-        var writer = HeadWriter()
+        serialise(head, clientVersion: clientVersion, keepAlive: keepAlive, into: [])
+    }
+
+    /// The same, written into `buffer` (empty; its capacity is kept).
+    static func serialise(_ head: HTTPResponseHead, clientVersion: HTTPVersion, keepAlive: Bool,
+                          into buffer: consuming [UInt8]) -> [UInt8] {
+        var writer = HeadWriter(into: consume buffer)
         let reason = head.reason.isEmpty ? HTTPStatusReason.phrase(for: head.status) : head.reason
         writer.statusLine(clientVersion.text, head.status, reason)
         let dechunked = clientVersion == .http10 && head.bodyFraming == .chunked

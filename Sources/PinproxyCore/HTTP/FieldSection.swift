@@ -24,11 +24,13 @@ public struct FieldSection: Sendable, Hashable {
     private(set) var storage: [UInt8]
     private(set) var lines: [Line]
 
-    /// Copies `bytes[range]` (the field lines of a head) with the scanner's
+    /// Copies `bytes[range]` (the field lines of a head) into `storage`
+    /// (empty: a new array or one from `HeadBuffers`) with the scanner's
     /// `lines`, whose offsets count from `range.lowerBound`.
-    init(copying bytes: UnsafeRawBufferPointer, range: Range<Int>, lines: [Line]) {
-        storage = Array(UnsafeRawBufferPointer(rebasing: bytes[range]))
-        self.lines = lines
+    init(copying bytes: UnsafeRawBufferPointer, range: Range<Int>, lines: consuming [Line], into storage: consuming [UInt8] = []) {
+        self.storage = consume storage
+        self.storage.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[range]).assumingMemoryBound(to: UInt8.self))
+        self.lines = consume lines
     }
 
     /// A section holding `fields` in order.

@@ -3,7 +3,15 @@
 struct HeadWriter {
     private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+    static let typicalCapacity = 512
+
+    init(capacity: Int = typicalCapacity) { bytes.reserveCapacity(capacity) }
+
+    /// Writes into `buffer` (empty, from `HeadBuffers`), whose capacity is kept.
+    init(into buffer: consuming [UInt8]) {
+        bytes = consume buffer
+        bytes.reserveCapacity(Self.typicalCapacity)
+    }
 
     /// A start line of three space-separated parts, written piece by piece
     /// (string interpolation would build and free a String per message).

@@ -6,6 +6,14 @@
 /// is complete. Strings are made only once the head is complete.
 public enum RequestHeadParser {
     public static func parse(_ bytes: UnsafeRawBufferPointer, limits: HeadLimits) -> HeadParseResult<HTTPRequestHead> {
+        var buffers = HeadBuffers()
+        return parse(bytes, limits: limits, buffers: &buffers)
+    }
+
+    /// The same, its field lines and their copy made in arrays from `buffers`
+    /// (given back when the head is not complete).
+    public static func parse(_ bytes: UnsafeRawBufferPointer, limits: HeadLimits,
+                             buffers: inout HeadBuffers) -> HeadParseResult<HTTPRequestHead> {
         let limit = min(bytes.count, limits.maxHeaderBytes)
         // 431 when the limit is reached without the head being complete.
         let overLimit = bytes.count >= limits.maxHeaderBytes
@@ -67,14 +75,18 @@ public enum RequestHeadParser {
         case .parsed(_, _, let end): index = end
         }
 
-        var lines: [FieldSection.Line] = []
-        lines.reserveCapacity(FieldLineScanner.typicalFieldCount)
+        var lines = buffers.takeLines()
         let fieldsStart = index
         switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &lines) {
-        case .needMore: return incomplete()
-        case .invalid(let reason): return invalid(reason)
+        case .needMore:
+            buffers.giveBack(lines: lines)
+            return incomplete()
+        case .invalid(let reason):
+            buffers.giveBack(lines: lines)
+            return invalid(reason)
         case .complete(let end):
-            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines)
+            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines,
+                                      into: buffers.takeBytes(capacity: end - fieldsStart))
             return assemble(method: HTTPSyntax.string(bytes, methodRange), target: HTTPSyntax.string(bytes, targetRange),
                             version: version, fields: fields, consumed: end)
         }

@@ -8,6 +8,14 @@
 public enum ResponseHeadParser {
     public static func parse(_ bytes: UnsafeRawBufferPointer, requestMethod: String,
                              limits: HeadLimits) -> HeadParseResult<HTTPResponseHead> {
+        var buffers = HeadBuffers()
+        return parse(bytes, requestMethod: requestMethod, limits: limits, buffers: &buffers)
+    }
+
+    /// The same, its field lines and their copy made in arrays from `buffers`
+    /// (given back when the head is not complete).
+    public static func parse(_ bytes: UnsafeRawBufferPointer, requestMethod: String, limits: HeadLimits,
+                             buffers: inout HeadBuffers) -> HeadParseResult<HTTPResponseHead> {
         let limit = min(bytes.count, limits.maxHeaderBytes)
         let overLimit = bytes.count >= limits.maxHeaderBytes
         func invalid(_ reason: String) -> HeadParseResult<HTTPResponseHead> {
@@ -65,14 +73,18 @@ public enum ResponseHeadParser {
         case .parsed(_, _, let end): index = end
         }
 
-        var lines: [FieldSection.Line] = []
-        lines.reserveCapacity(FieldLineScanner.typicalFieldCount)
+        var lines = buffers.takeLines()
         let fieldsStart = index
         switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &lines) {
-        case .needMore: return incomplete()
-        case .invalid(let reason): return invalid(reason)
+        case .needMore:
+            buffers.giveBack(lines: lines)
+            return incomplete()
+        case .invalid(let reason):
+            buffers.giveBack(lines: lines)
+            return invalid(reason)
         case .complete(let end):
-            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines)
+            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines,
+                                      into: buffers.takeBytes(capacity: end - fieldsStart))
             return assemble(version: version, status: status, reason: HTTPSyntax.string(bytes, reasonRange),
                             fields: fields, requestMethod: requestMethod, consumed: end)
         }

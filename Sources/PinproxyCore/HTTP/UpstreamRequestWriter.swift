@@ -10,7 +10,12 @@
 /// Upstream connections are always persistent HTTP/1.1, so no Connection field.
 public enum UpstreamRequestWriter {
     public static func serialise(_ head: HTTPRequestHead, routed: RoutedRequest) -> [UInt8] {
-        var writer = HeadWriter()
+        serialise(head, routed: routed, into: [])
+    }
+
+    /// The same, written into `buffer` (empty; its capacity is kept).
+    static func serialise(_ head: HTTPRequestHead, routed: RoutedRequest, into buffer: consuming [UInt8]) -> [UInt8] {
+        var writer = HeadWriter(into: consume buffer)
         writer.startLine(head.method, routed.originFormTarget, "HTTP/1.1")
         writer.hostField(routed.upstream)
         let section = head.fieldSection

@@ -69,8 +69,9 @@ public struct ExchangeProgress: Sendable, Hashable {
             ["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"].contains(request.method)
     }
 
-    /// The head sent upstream for this request (`UpstreamRequestWriter`).
-    func upstreamRequestHead() -> [UInt8] {
-        UpstreamRequestWriter.serialise(request, routed: routed)
+    /// The head sent upstream for this request (`UpstreamRequestWriter`),
+    /// written into `buffer` (empty; from `HeadBuffers`).
+    func upstreamRequestHead(into buffer: consuming [UInt8]) -> [UInt8] {
+        UpstreamRequestWriter.serialise(request, routed: routed, into: consume buffer)
     }
 }

@@ -59,14 +59,14 @@ extension SessionMachine {
     mutating func clientTLSReady(into actions: inout [SessionAction]) {
         guard state == .clientHandshake else { return }
         state = .awaitingHead
-        exchange = nil
+        retireExchange()
         actions.append(.readRequestHead)
     }
 
     mutating func tunnelOpened(into actions: inout [SessionAction]) {
         guard exchange?.connect == .tunnel, exchange?.upstream == .acquiring else { return }
         state = .tunnelling
-        exchange = nil
+        retireExchange()
         actions.append(.beginTunnel(Self.connectEstablished))
     }
 

@@ -29,7 +29,10 @@ extension SessionMachine {
             if head.isInformational {
                 // RFC 9110 §15.2: a 1.0 client must not receive 1xx responses.
                 let relayed = clientVersion == .http11
-                    ? ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true) : nil
+                    ? ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true,
+                                                     into: headBuffers.takeBytes(capacity: HeadWriter.typicalCapacity))
+                    : nil
+                headBuffers.giveBack(head.fieldSection)
                 if relayed != nil { exchange?.responseStarted = true }
                 actions.append(.relayInterimResponse(relayed, consumedHead: consumed))
                 return
@@ -47,9 +50,12 @@ extension SessionMachine {
             exchange?.responseStarted = true
             exchange?.responseHeadSent = true
             exchange?.responseStatus = head.status
-            actions.append(.sendResponseHead(
-                ClientResponseWriter.serialise(head, clientVersion: clientVersion, keepAlive: keepAlive),
-                consumedHead: consumed, framing: head.bodyFraming, dropsChunkFraming: clientVersion == .http10))
+            let serialised = ClientResponseWriter.serialise(
+                head, clientVersion: clientVersion, keepAlive: keepAlive,
+                into: headBuffers.takeBytes(capacity: HeadWriter.typicalCapacity))
+            headBuffers.giveBack(head.fieldSection)
+            actions.append(.sendResponseHead(serialised, consumedHead: consumed, framing: head.bodyFraming,
+                                             dropsChunkFraming: clientVersion == .http10))
         }
     }
 
@@ -101,7 +107,7 @@ extension SessionMachine {
         let keepAlive = exchange?.clientKeepAlive == true
         let reuse = exchange?.upstreamKeepsAlive == true
         state = .awaitingHead
-        exchange = nil
+        retireExchange()
         if keepAlive {
             actions.append(.nextRequest(reuseUpstream: reuse))
         } else {
@@ -119,16 +125,22 @@ extension SessionMachine {
         let cut = exchange?.responseStarted == true && reason.answer != nil
         if exchange?.connect != nil, state == .exchanging, reason.answer != nil { refusedConnect = true }
         state = .closed
-        exchange = nil
+        retireExchange()
         actions.append(cut ? .close(reason) : .answerAndClose(reason))
     }
 
     /// Closes at once, dropping whatever is queued (the peer is gone, or the
     /// message it was getting can no longer be completed).
+    /// Ends the exchange; its request head's arrays go back to `headBuffers`.
+    mutating func retireExchange() {
+        if let section = exchange?.request.fieldSection { headBuffers.giveBack(section) }
+        exchange = nil
+    }
+
     mutating func abort(_ reason: CloseReason, into actions: inout [SessionAction]) {
         releaseAttachedUpstream(into: &actions)
         state = .closed
-        exchange = nil
+        retireExchange()
         actions.append(.close(reason))
     }
 

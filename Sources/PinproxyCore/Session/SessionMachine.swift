@@ -46,9 +46,22 @@ public struct SessionMachine: Sendable {
     public internal(set) var refusedConnect = false
     /// The connection's last `Host` value and its endpoint (`HostFieldMemo`).
     var hostMemo = HostFieldMemo()
+    /// The loop's buffers while an event is handled (`handle(_:into:lending:)`),
+    /// taken for the heads serialised and given the arrays of heads done with.
+    var headBuffers = HeadBuffers()
 
     public init(mode: ListenerConfiguration.Mode) {
         self.mode = mode
+    }
+
+    /// `handle(_:into:)` with the loop's `HeadBuffers` lent for the event:
+    /// the heads it serialises are written into them and the heads it is done
+    /// with go back to them, and the connection keeps none between events.
+    public mutating func handle(_ event: SessionEvent, into actions: inout [SessionAction],
+                                lending buffers: inout HeadBuffers) {
+        swap(&headBuffers, &buffers)
+        handle(event, into: &actions)
+        swap(&headBuffers, &buffers)
     }
 
     /// Feeds one event; appends what to do to `actions` (reused by the caller,
@@ -183,7 +196,8 @@ public struct SessionMachine: Sendable {
         if reported { actions.append(.recordViolation(blocking: false)) }
         // Serialised from the exchange in place: binding its head to a local
         // copied it, retaining and releasing every string and array in it.
-        guard let head = exchange?.upstreamRequestHead() else { return }
+        guard let head = exchange?.upstreamRequestHead(into: headBuffers.takeBytes(capacity: HeadWriter.typicalCapacity))
+        else { return }
         actions.append(.sendRequestHead(head))
         if exchange?.request.continueIsForProxy == true && clientVersion == .http11 && !requestComplete {
             // The expectation was addressed to pinproxy and not forwarded: the

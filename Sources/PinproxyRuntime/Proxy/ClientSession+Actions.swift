@@ -35,6 +35,8 @@ extension ClientSession {
             // A body pump behind it flushes again: the head and the first body bytes may share a record.
             exchange?.upstream?.stream.write(bytes)
             exchange?.upstream?.stream.flush()
+            // Written copies the bytes (`evbuffer_add`): the array serves the next head.
+            worker.headBuffers.giveBack(bytes: bytes)
         case let .sendInterimResponse(bytes):
             client.write(bytes)
             client.flush()
@@ -50,6 +52,7 @@ extension ClientSession {
             if access != nil { access?.status = machine.exchange?.responseStatus ?? 0 }
             exchange?.upstream?.stream.input.drain(consumedHead)
             client.write(bytes)
+            worker.headBuffers.giveBack(bytes: bytes)
             exchange?.responseBody = BodyRelay(framing: framing, dropsChunkFraming: dropsChunkFraming)
             // The body follows the head in the same write where it is already here.
             relayResponse()
@@ -111,7 +114,7 @@ extension ClientSession {
                                 maxTargetBytes: configuration.limits.maxRequestTargetBytes)
         let buffered = client.input.count
         let result = buffered == 0 ? .incomplete : client.input.withContiguousPrefix(count: limits.maxHeaderBytes + 1) {
-            RequestHeadParser.parse($0, limits: limits)
+            RequestHeadParser.parse($0, limits: limits, buffers: &worker.headBuffers)
         }
         handle(.requestHead(result, buffered: buffered, rules: configuration.rules, draining: worker.isDraining))
     }
@@ -179,7 +182,7 @@ extension ClientSession {
                                     maxTargetBytes: exchange.configuration.limits.maxRequestTargetBytes)
             let method = machine.exchange?.request.method ?? "GET"
             let result = upstream.stream.input.withContiguousPrefix(count: limits.maxHeaderBytes + 1) {
-                ResponseHeadParser.parse($0, requestMethod: method, limits: limits)
+                ResponseHeadParser.parse($0, requestMethod: method, limits: limits, buffers: &worker.headBuffers)
             }
             return handle(.responseHead(result))
         }

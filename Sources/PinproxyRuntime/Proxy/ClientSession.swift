@@ -94,10 +94,10 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     /// its actions queue behind the ones still to run.
     func handle(_ event: SessionEvent) {
         // An event reported by one of this session's own actions joins the queue being run.
-        guard nextAction == 0 else { return machine.handle(event, into: &actions) }
         let worker = self.worker
+        guard nextAction == 0 else { return machine.handle(event, into: &actions, lending: &worker.headBuffers) }
         worker.lendActions(to: &actions)
-        machine.handle(event, into: &actions)
+        machine.handle(event, into: &actions, lending: &worker.headBuffers)
         while nextAction < actions.count {
             // Moved out of the queue, not copied: its payload (a head's bytes,
             // a rule's name) is neither retained for the call nor released

@@ -58,6 +58,11 @@ final class LoopWorker: IdleSocketDelegate {
     /// their events into, lent to each for one `handle` (an idle keep-alive
     /// session would otherwise hold ~470 bytes of spare capacity).
     private var spareActions: [SessionAction] = []
+    /// The arrays this loop's sessions parse and serialise heads into
+    /// (`HeadBuffers`): lent to one session at a time, for one parse or one
+    /// event. Unchecked exclusivity: only this loop's thread touches it, and
+    /// no borrower reaches back to the worker while it holds it.
+    @exclusivity(unchecked) var headBuffers = HeadBuffers()
     /// Where a new connection's first bytes are read at accept (`accept`),
     /// owned: they move from it into the session's input at once, so one
     /// buffer serves the loop.

@@ -36,13 +36,12 @@ enum FieldLineScanner {
             if HTTPSyntax.isWhitespace(first) { return .invalid("obs-fold or whitespace at line start") }
 
             let nameStart = index
-            while true {
-                guard index < limit else { return .needMore }
-                let byte = bytes[index]
-                if byte == HTTPSyntax.colon { break }
-                if HTTPSyntax.isTokenChar(byte) { index += 1; continue }
+            // The colon is not a tchar: the name ends at it or at a byte that is refused.
+            while index < limit && HTTPSyntax.isTokenChar(bytes[index]) { index += 1 }
+            guard index < limit else { return .needMore }
+            guard bytes[index] == HTTPSyntax.colon else {
                 // RFC 9112 §5.1: no whitespace between field name and colon.
-                return .invalid(HTTPSyntax.isWhitespace(byte) ? "whitespace before colon" : "invalid field name")
+                return .invalid(HTTPSyntax.isWhitespace(bytes[index]) ? "whitespace before colon" : "invalid field name")
             }
             let nameEnd = index
             guard nameEnd > nameStart else { return .invalid("empty field name") }

@@ -18,6 +18,33 @@ enum FieldLineScanner {
     /// the array doubling its way up for an ordinary head.
     static let typicalFieldCount = 24
 
+    enum SectionOutcome {
+        /// The section, copied; `end` is the offset just after its empty line.
+        case complete(FieldSection, end: Int)
+        case needMore
+        case invalid(String)
+    }
+
+    /// Scans the field section starting at `bytes[start]` (as `scan`) and
+    /// copies it, its lines and bytes in arrays from `buffers`; the lines go
+    /// back to `buffers` when the section is not complete.
+    static func section(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int,
+                        buffers: inout HeadBuffers) -> SectionOutcome {
+        var lines = buffers.takeLines()
+        switch scan(bytes, from: start, limit: limit, into: &lines) {
+        case .needMore:
+            buffers.giveBack(lines: lines)
+            return .needMore
+        case .invalid(let reason):
+            buffers.giveBack(lines: lines)
+            return .invalid(reason)
+        case .complete(let end):
+            let section = FieldSection(copying: bytes, range: start..<end, lines: lines,
+                                       into: buffers.takeBytes(capacity: end - start))
+            return .complete(section, end: end)
+        }
+    }
+
     /// Scans `bytes[start..<limit]`, appending one line per field line, its
     /// offsets counted from `start` (where the section's copy will begin) and
     /// its name recognised here, while the bytes are at hand.

@@ -25,9 +25,9 @@ public struct FieldSection: Sendable, Hashable {
     private(set) var lines: [Line]
 
     /// Copies `bytes[range]` (the field lines of a head) into `storage`
-    /// (empty: a new array or one from `HeadBuffers`) with the scanner's
-    /// `lines`, whose offsets count from `range.lowerBound`.
-    init(copying bytes: UnsafeRawBufferPointer, range: Range<Int>, lines: consuming [Line], into storage: consuming [UInt8] = []) {
+    /// (empty, from `HeadBuffers`) with the scanner's `lines`, whose offsets
+    /// count from `range.lowerBound`.
+    init(copying bytes: UnsafeRawBufferPointer, range: Range<Int>, lines: consuming [Line], into storage: consuming [UInt8]) {
         self.storage = consume storage
         self.storage.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[range]).assumingMemoryBound(to: UInt8.self))
         self.lines = consume lines

@@ -45,8 +45,9 @@ public struct HeadBuffers: Sendable {
         return lines
     }
 
-    /// An empty byte array with room for at least `capacity` bytes.
-    mutating func takeBytes(capacity: Int) -> [UInt8] {
+    /// An empty byte array with room for at least `capacity` bytes (by
+    /// default, a serialised head's).
+    mutating func takeBytes(capacity: Int = HeadWriter.typicalCapacity) -> [UInt8] {
         var bytes: [UInt8] = []
         if bytes0.capacity != 0 {
             swap(&bytes, &bytes0)

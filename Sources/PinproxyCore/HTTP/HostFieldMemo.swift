@@ -17,7 +17,7 @@ struct HostFieldMemo: Sendable {
 
     private var seenOne = false
     /// The remembered value's length and bytes (zero after `length`), and its
-    /// endpoint; nil when nothing is remembered.
+    /// endpoint (nil: nothing is remembered).
     private var length = 0
     private var bytes: Words = (0, 0, 0, 0)
     private var endpoint: Endpoint?

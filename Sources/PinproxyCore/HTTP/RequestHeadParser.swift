@@ -75,18 +75,10 @@ public enum RequestHeadParser {
         case .parsed(_, _, let end): index = end
         }
 
-        var lines = buffers.takeLines()
-        let fieldsStart = index
-        switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &lines) {
-        case .needMore:
-            buffers.giveBack(lines: lines)
-            return incomplete()
-        case .invalid(let reason):
-            buffers.giveBack(lines: lines)
-            return invalid(reason)
-        case .complete(let end):
-            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines,
-                                      into: buffers.takeBytes(capacity: end - fieldsStart))
+        switch FieldLineScanner.section(bytes, from: index, limit: limit, buffers: &buffers) {
+        case .needMore: return incomplete()
+        case .invalid(let reason): return invalid(reason)
+        case let .complete(fields, end):
             return assemble(method: HTTPSyntax.string(bytes, methodRange), target: HTTPSyntax.string(bytes, targetRange),
                             version: version, fields: fields, consumed: end)
         }

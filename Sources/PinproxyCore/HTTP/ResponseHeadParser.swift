@@ -73,18 +73,10 @@ public enum ResponseHeadParser {
         case .parsed(_, _, let end): index = end
         }
 
-        var lines = buffers.takeLines()
-        let fieldsStart = index
-        switch FieldLineScanner.scan(bytes, from: index, limit: limit, into: &lines) {
-        case .needMore:
-            buffers.giveBack(lines: lines)
-            return incomplete()
-        case .invalid(let reason):
-            buffers.giveBack(lines: lines)
-            return invalid(reason)
-        case .complete(let end):
-            let fields = FieldSection(copying: bytes, range: fieldsStart..<end, lines: lines,
-                                      into: buffers.takeBytes(capacity: end - fieldsStart))
+        switch FieldLineScanner.section(bytes, from: index, limit: limit, buffers: &buffers) {
+        case .needMore: return incomplete()
+        case .invalid(let reason): return invalid(reason)
+        case let .complete(fields, end):
             return assemble(version: version, status: status, reason: HTTPSyntax.string(bytes, reasonRange),
                             fields: fields, requestMethod: requestMethod, consumed: end)
         }

@@ -30,7 +30,7 @@ extension SessionMachine {
                 // RFC 9110 §15.2: a 1.0 client must not receive 1xx responses.
                 let relayed = clientVersion == .http11
                     ? ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true,
-                                                     into: headBuffers.takeBytes(capacity: HeadWriter.typicalCapacity))
+                                                     into: headBuffers.takeBytes())
                     : nil
                 headBuffers.giveBack(head.fieldSection)
                 if relayed != nil { exchange?.responseStarted = true }
@@ -52,7 +52,7 @@ extension SessionMachine {
             exchange?.responseStatus = head.status
             let serialised = ClientResponseWriter.serialise(
                 head, clientVersion: clientVersion, keepAlive: keepAlive,
-                into: headBuffers.takeBytes(capacity: HeadWriter.typicalCapacity))
+                into: headBuffers.takeBytes())
             headBuffers.giveBack(head.fieldSection)
             actions.append(.sendResponseHead(serialised, consumedHead: consumed, framing: head.bodyFraming,
                                              dropsChunkFraming: clientVersion == .http10))
@@ -129,14 +129,14 @@ extension SessionMachine {
         actions.append(cut ? .close(reason) : .answerAndClose(reason))
     }
 
-    /// Closes at once, dropping whatever is queued (the peer is gone, or the
-    /// message it was getting can no longer be completed).
     /// Ends the exchange; its request head's arrays go back to `headBuffers`.
     mutating func retireExchange() {
         if let section = exchange?.request.fieldSection { headBuffers.giveBack(section) }
         exchange = nil
     }
 
+    /// Closes at once, dropping whatever is queued (the peer is gone, or the
+    /// message it was getting can no longer be completed).
     mutating func abort(_ reason: CloseReason, into actions: inout [SessionAction]) {
         releaseAttachedUpstream(into: &actions)
         state = .closed

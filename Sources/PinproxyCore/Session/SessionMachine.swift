@@ -196,7 +196,7 @@ public struct SessionMachine: Sendable {
         if reported { actions.append(.recordViolation(blocking: false)) }
         // Serialised from the exchange in place: binding its head to a local
         // copied it, retaining and releasing every string and array in it.
-        guard let head = exchange?.upstreamRequestHead(into: headBuffers.takeBytes(capacity: HeadWriter.typicalCapacity))
+        guard let head = exchange?.upstreamRequestHead(into: headBuffers.takeBytes())
         else { return }
         actions.append(.sendRequestHead(head))
         if exchange?.request.continueIsForProxy == true && clientVersion == .http11 && !requestComplete {

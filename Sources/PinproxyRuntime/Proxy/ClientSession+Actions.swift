@@ -35,7 +35,7 @@ extension ClientSession {
             // A body pump behind it flushes again: the head and the first body bytes may share a record.
             exchange?.upstream?.stream.write(bytes)
             exchange?.upstream?.stream.flush()
-            // Written copies the bytes (`evbuffer_add`): the array serves the next head.
+            // A write copies the bytes (`evbuffer_add`): the array serves the next head.
             worker.headBuffers.giveBack(bytes: bytes)
         case let .sendInterimResponse(bytes):
             client.write(bytes)
@@ -45,6 +45,7 @@ extension ClientSession {
             if let relayed {
                 client.write(relayed)
                 client.flush()
+                worker.headBuffers.giveBack(bytes: relayed)
             }
             relayResponse()
         case let .sendResponseHead(bytes, consumedHead, framing, dropsChunkFraming):

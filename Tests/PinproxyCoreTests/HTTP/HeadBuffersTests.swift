@@ -125,7 +125,7 @@ struct HeadBuffersTests {
         #expect(emptyGiven.keptCounts == (lines: 0, bytes: 0))
     }
 
-    @Test("a session's exchange gives both heads back to the lent buffers and keeps none itself")
+    @Test("a session's exchange gives its heads back to the lent buffers, an interim one too, and keeps none itself")
     func machineGivesHeadsBack() {
         var machine = SessionMachine(mode: .gateway(upstream: SessionScript.api))
         var buffers = HeadBuffers()
@@ -136,6 +136,16 @@ struct HeadBuffersTests {
             let head = Array(text.utf8).withUnsafeBytes { RequestHeadParser.parse($0, limits: HeadLimits(), buffers: &buffers) }
             machine.handle(.requestHead(head, buffered: text.utf8.count, rules: rules, draining: false), into: &actions, lending: &buffers)
             machine.handle(.upstreamReady(pooled: true, reported: false), into: &actions, lending: &buffers)
+            if round == 1 {
+                // An interim response first: its head goes back too, and its relayed copy once written.
+                let hints = Array("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n".utf8).withUnsafeBytes {
+                    ResponseHeadParser.parse($0, requestMethod: "GET", limits: HeadLimits(), buffers: &buffers)
+                }
+                machine.handle(.responseHead(hints), into: &actions, lending: &buffers)
+                #expect(actions.contains { if case .relayInterimResponse(.some, _) = $0 { true } else { false } })
+                // The request's head and its serialised copy are out; the interim head's lines and bytes are back.
+                #expect(buffers.keptCounts == (lines: 1, bytes: 1))
+            }
             let answer = Self.responses[2]
             let response = Array(answer.utf8).withUnsafeBytes {
                 ResponseHeadParser.parse($0, requestMethod: "GET", limits: HeadLimits(), buffers: &buffers)
@@ -145,7 +155,8 @@ struct HeadBuffersTests {
             #expect(actions.contains { if case .nextRequest = $0 { true } else { false } }, "round \(round)")
             for action in actions {
                 switch action {
-                case let .sendRequestHead(bytes), let .sendResponseHead(bytes, _, _, _): buffers.giveBack(bytes: bytes)
+                case let .sendRequestHead(bytes), let .sendResponseHead(bytes, _, _, _), let .relayInterimResponse(bytes?, _):
+                    buffers.giveBack(bytes: bytes)
                 default: break
                 }
             }

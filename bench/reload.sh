@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # make bench, reload phase (issue 17): a keep-alive load through pinproxy with a configuration of
 # $RULES host rules (bench/many-rules.py) plus the one benchmarked gateway rule, measured once
-# without reloads and once with a SIGHUP every $RELOAD_INTERVAL s (the file rewritten each time
-# with one rule changed). Prints p50/p99/max latency and req/s of both runs, and the duration
-# of every reload as the daemon reports it ("configuration generation N active (read, built and
-# swapped in S s)"); writes bench/out/reload.csv and bench/out/reload-durations.csv.
+# without reloads, once beside `pinproxy check` of the same file at nice 19 on the proxy's CPU
+# (the control: the build's work without the reload), and once with a SIGHUP every
+# $RELOAD_INTERVAL s (the file rewritten each time with one rule changed). Prints p50/p99/max
+# latency and req/s of the three runs, and the duration of every reload as the daemon reports it
+# ("configuration generation N active (read, built and swapped in S s)"); writes
+# bench/out/reload.csv and bench/out/reload-durations.csv.
 #
 # Tunables (environment): RULES=100000, RELOAD_DURATION=10 (seconds per run), RELOAD_INTERVAL=2,
 # RELOAD_CONNECTIONS=16, RELOAD_FORMAT=pretty|one-line, PROXY_CPUS=1, CLIENT_CPUS=0,
@@ -95,6 +97,22 @@ echo "run,connections,rps,p50_ms,p99_ms,max_ms,errors" > "$OUT/reload.csv"
 taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PROXY_PORT/100b" >/dev/null 2>&1 || true
 run_load "no-reload"
 
+# The control: the same load while `pinproxy check` of the same file runs back to back at nice 19
+# on the proxy's CPU (the build's work in another process: no SIGHUP, no swap, no retired
+# generation). The reloading run's p99 over this one's is what the reload path itself adds.
+run_load "beside-check" &
+LOAD_PID=$!
+checks=0
+deadline=$(( $(date +%s) + DURATION ))
+sleep 1
+while [ "$(date +%s)" -lt "$deadline" ]; do
+    timeout $((deadline - $(date +%s) + 1)) taskset -c "$PROXY_CPUS" nice -n 19 \
+        "$PINPROXY_BIN" check --config "$WORK/config-a.json" >/dev/null 2>&1 || true
+    checks=$((checks + 1))
+done
+wait "$LOAD_PID"
+log "beside-check: $checks runs of \`pinproxy check\` of the $((RULES + 1))-rule file ran at nice 19 on CPU $PROXY_CPUS during the load"
+
 # The same load with a SIGHUP every $INTERVAL s; each reload swaps in the other file (one rule differs).
 reloads_before="$(grep -c "active (read, built and swapped in" "$WORK/logs/pinproxy.err" || true)"
 run_load "reloads" &
@@ -130,3 +148,5 @@ summary="$(tail -n +2 "$OUT/reload-durations.csv" | cut -d, -f2 | sort -n | awk 
 log "$sent SIGHUPs sent during the load, $count reloads completed ($summary) with $((RULES + 1)) rules"
 log "RSS after the reloads: $(rss_kib "$PROXY_PID") KiB"
 column -s, -t "$OUT/reload.csv"
+p99_of() { awk -F, -v run="$1" '$1 == run { print $5 }' "$OUT/reload.csv"; }
+log "p99 with reloads: $(awk -v a="$(p99_of reloads)" -v b="$(p99_of no-reload)" 'BEGIN { printf "%.2f", a / b }') x the undisturbed run's, $(awk -v a="$(p99_of reloads)" -v b="$(p99_of beside-check)" 'BEGIN { printf "%.2f", a / b }') x the run beside pinproxy check"

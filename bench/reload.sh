@@ -97,37 +97,42 @@ echo "run,connections,rps,p50_ms,p99_ms,max_ms,errors" > "$OUT/reload.csv"
 taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PROXY_PORT/100b" >/dev/null 2>&1 || true
 run_load "no-reload"
 
+# during_load LABEL STEP — run_load LABEL in the background and, from 1 s into it until
+# $DURATION s have passed, call STEP again and again; STEPS counts the calls, DEADLINE is the end.
+during_load() {
+    local label="$1" step="$2" load_pid
+    run_load "$label" &
+    load_pid=$!
+    STEPS=0
+    DEADLINE=$(( $(date +%s) + DURATION ))
+    sleep 1
+    while [ "$(date +%s)" -lt "$DEADLINE" ]; do
+        "$step"
+        STEPS=$((STEPS + 1))
+    done
+    wait "$load_pid"
+}
+
 # The control: the same load while `pinproxy check` of the same file runs back to back at nice 19
 # on the proxy's CPU (the build's work in another process: no SIGHUP, no swap, no retired
 # generation). The reloading run's p99 over this one's is what the reload path itself adds.
-run_load "beside-check" &
-LOAD_PID=$!
-checks=0
-deadline=$(( $(date +%s) + DURATION ))
-sleep 1
-while [ "$(date +%s)" -lt "$deadline" ]; do
-    timeout $((deadline - $(date +%s) + 1)) taskset -c "$PROXY_CPUS" nice -n 19 \
+check_beside() {
+    timeout $((DEADLINE - $(date +%s) + 1)) taskset -c "$PROXY_CPUS" nice -n 19 \
         "$PINPROXY_BIN" check --config "$WORK/config-a.json" >/dev/null 2>&1 || true
-    checks=$((checks + 1))
-done
-wait "$LOAD_PID"
-log "beside-check: $checks runs of \`pinproxy check\` of the $((RULES + 1))-rule file ran at nice 19 on CPU $PROXY_CPUS during the load"
+}
+during_load "beside-check" check_beside
+log "beside-check: $STEPS runs of \`pinproxy check\` of the $((RULES + 1))-rule file ran at nice 19 on CPU $PROXY_CPUS during the load"
 
 # The same load with a SIGHUP every $INTERVAL s; each reload swaps in the other file (one rule differs).
-reloads_before="$(grep -c "active (read, built and swapped in" "$WORK/logs/pinproxy.err" || true)"
-run_load "reloads" &
-LOAD_PID=$!
-sent=0
-deadline=$(( $(date +%s) + DURATION ))
-sleep 1
-while [ "$(date +%s)" -lt "$deadline" ]; do
-    next="$WORK/config-$([ $((sent % 2)) -eq 0 ] && echo b || echo a).json"
+reload_once() {
+    local next="$WORK/config-$([ $((STEPS % 2)) -eq 0 ] && echo b || echo a).json"
     cp "$next" "$WORK/pinproxy.json.new" && mv "$WORK/pinproxy.json.new" "$WORK/pinproxy.json"
     kill -HUP "$PROXY_PID"
-    sent=$((sent + 1))
     sleep "$INTERVAL"
-done
-wait "$LOAD_PID"
+}
+reloads_before="$(grep -c "active (read, built and swapped in" "$WORK/logs/pinproxy.err" || true)"
+during_load "reloads" reload_once
+sent=$STEPS
 # Every SIGHUP has been taken up (one that arrives during a build is merged into one more after
 # it): wait, bounded, until all have completed or the count has not moved for 3 s.
 last=-1; stable=0

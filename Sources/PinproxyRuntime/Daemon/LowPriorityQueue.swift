@@ -7,13 +7,17 @@ import Foundation
 ///
 /// It runs at nice 19. On a CPU that a loop keeps busy, the kernel gives it
 /// a small share (weight 15 against the loop's 1,024) and lets a loop that
-/// wakes preempt it. At the default priority, reloads of 100,000 rules on
-/// the loop's CPU cut a keep-alive load's requests/s by 38-43% and raised
-/// its p99 1.3-4x (`bench/reload.sh`); at nice 19, in seven runs, requests/s
-/// were -12% to +20% of a run without reloads and p99 0.9-1.9x. The
-/// price: on CPUs the loops saturate, a build waits for idle time, so a
-/// reload takes longer (the old generation serves, with its policies, until
-/// then).
+/// wakes run ahead of it, though not always at once. At the default
+/// priority, reloads of 100,000 rules on the loop's CPU cut a keep-alive
+/// load's requests/s by 38-43% and raised its p99 1.3-4x (`bench/reload.sh`);
+/// at nice 19, in seven runs, requests/s were -12% to +20% of a run without
+/// reloads and p99 0.9-1.9x, in later runs 2.2-3.2x. That much is the CPU's:
+/// a shell loop at nice 19 or `SCHED_IDLE` on the loop's CPU, without any
+/// reload, raised the p99 1.9-5.2x (kernel 6.18), and `SCHED_IDLE` for this
+/// thread did not measurably help; beside a `pinproxy check` of the same
+/// file the reloading run's p99 was 1.2-1.3x (bench/README). The price: on
+/// CPUs the loops saturate, a build waits for idle time, so a reload takes
+/// longer (the old generation serves, with its policies, until then).
 ///
 /// One thread of its own, not a Dispatch queue: an unprivileged thread cannot
 /// lower its nice value again (`RLIMIT_NICE` is 0 by default), so a pool

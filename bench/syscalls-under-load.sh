@@ -17,8 +17,11 @@
 # slept in epoll_wait, the length of its sleeps and of the passes between them, and the
 # events each wait returned. Two proxies that spend the same CPU per request can still
 # differ there: a loop that sleeps while the client and the upstream are busy, and then
-# gets their work in bursts, overlaps less with them. Tracepoints need root (or a
-# permissive perf_event_paranoid).
+# gets their work in bursts, overlaps less with them. Each round also counts the peers'
+# epoll_wait calls per request (wrk's, and the upstream workers' together): how many answers
+# or requests a peer finds per wakeup, which the proxy's timing of its writes decides and
+# the peers pay for on their CPUs. Tracepoints need root (or a permissive
+# perf_event_paranoid).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -60,6 +63,7 @@ perf stat -x, -e raw_syscalls:sys_enter -- true 2>/dev/null \
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 2
+UPSTREAM_PID="${STARTED_PIDS[-1]}"
 case "$TARGET" in
     pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
                   2>>"$WORK/logs/proxy.err" & ;;
@@ -77,14 +81,24 @@ taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "${HEADER[@]}" "$URL" > 
 # watched_run NAME PERF_COMMAND... — one timed wrk run with `perf PERF_COMMAND` attached to the
 # proxy meanwhile; wrk's output goes to $WORK/wrk.NAME and REQUESTS to what it completed. perf
 # runs a little longer than wrk, so no request goes uncounted.
+# With PEERS=1, the peers' epoll_wait calls are counted too: wrk's (perf runs it) into
+# $WORK/client.NAME, the upstream workers' into $WORK/upstream.NAME.
 watched_run() {
-    local name="$1" perf_pid errors
+    local name="$1" perf_pid upstream_perf_pid="" client=() workers
     shift
     perf "$@" -p "$PROXY_PID" -- sleep "$((DURATION + 1))" > /dev/null &
     perf_pid=$!
+    if [ "${PEERS:-0}" = 1 ]; then
+        workers="$(pgrep -P "$UPSTREAM_PID" | paste -sd,)"
+        perf stat -x, -e syscalls:sys_enter_epoll_wait -o "$WORK/upstream.$name" -p "$workers" \
+            -- sleep "$((DURATION + 1))" > /dev/null &
+        upstream_perf_pid=$!
+        client=(perf stat -x, -e syscalls:sys_enter_epoll_wait -o "$WORK/client.$name" --)
+    fi
     sleep 0.2
-    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" > "$WORK/wrk.$name"
-    wait "$perf_pid"
+    "${client[@]}" taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" \
+        > "$WORK/wrk.$name"
+    wait "$perf_pid" ${upstream_perf_pid:+"$upstream_perf_pid"}
     REQUESTS=$(awk '/requests in/ {print $1}' "$WORK/wrk.$name")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' "$WORK/wrk.$name")
     [ -n "$REQUESTS" ] && [ "$REQUESTS" -gt 0 ] || die "$name run: wrk completed no request"
@@ -92,21 +106,26 @@ watched_run() {
 }
 
 for ((round = 1; round <= ROUNDS; round++)); do
-    watched_run "$round" stat -x, -e "$EVENTS" -o "$WORK/perf.$round"
+    PEERS=1 watched_run "$round" stat -x, -e "$EVENTS" -o "$WORK/perf.$round"
     requests=$REQUESTS
-    python3 - "$round" "$requests" "$WORK/perf.$round" <<'PY'
+    python3 - "$round" "$requests" "$WORK/perf.$round" "$WORK/client.$round" "$WORK/upstream.$round" <<'PY'
 import sys
-round_, requests, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-counts = {}
-for line in open(path):
-    fields = line.strip().split(",")
-    if len(fields) < 3 or not fields[0].replace(".", "").isdigit():
-        continue
-    name = fields[2].split(":")[-1].removeprefix("sys_enter_")
-    counts[name] = int(float(fields[0]))
+round_, requests, path, client, upstream = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+def counts_in(path):
+    counts = {}
+    for line in open(path):
+        fields = line.strip().split(",")
+        if len(fields) < 3 or not fields[0].replace(".", "").isdigit():
+            continue
+        name = fields[2].split(":")[-1].removeprefix("sys_enter_")
+        counts[name] = int(float(fields[0]))
+    return counts
+counts = counts_in(path)
 total = counts.pop("sys_enter", 0)
 calls = "  ".join(f"{name} {count / requests:.2f}" for name, count in counts.items() if count)
 print(f"round {round_}: {requests:,} requests, {total / requests:.2f} syscalls per request  ({calls})")
+peer_waits = [counts_in(p).get("epoll_wait", 0) / requests for p in (client, upstream)]
+print(f"  peers' epoll_wait per request: wrk {peer_waits[0]:.2f}, upstream workers {peer_waits[1]:.2f}")
 PY
 done
 

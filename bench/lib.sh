@@ -187,8 +187,8 @@ CONF
 
 # start_gateway_setting DIR UP_PORT PROXY_PORT WORKERS — the setting of the cost scripts
 # (request-cost.sh, syscalls-under-load.sh, critical-path.sh): the PKI, one nginx TLS upstream
-# with WORKERS workers on UP_PORT, started (in STARTED_PIDS) and answering, and the pinned
-# gateway's and HAProxy's configurations for PROXY_PORT in front of it.
+# with WORKERS workers on UP_PORT, started (in STARTED_PIDS; its master's PID in UPSTREAM_PID)
+# and answering, and the pinned gateway's and HAProxy's configurations for PROXY_PORT in front of it.
 start_gateway_setting() {
     local dir="$1" up_port="$2" proxy_port="$3" workers="$4"
     make_bench_pki "$dir"
@@ -196,7 +196,8 @@ start_gateway_setting() {
     write_pinproxy_gateway_conf "$dir" "$proxy_port" "$up_port"
     write_haproxy_conf "$dir" "$proxy_port" "$up_port" 1
     nginx -c "$dir/upstream.conf" -p "$dir" 2>>"$dir/logs/upstream.err" &
-    STARTED_PIDS+=("$!")
+    UPSTREAM_PID=$!
+    STARTED_PIDS+=("$UPSTREAM_PID")
     wait_port "$up_port"
 }
 

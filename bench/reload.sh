@@ -153,5 +153,8 @@ summary="$(tail -n +2 "$OUT/reload-durations.csv" | cut -d, -f2 | sort -n | awk 
 log "$sent SIGHUPs sent during the load, $count reloads completed ($summary) with $((RULES + 1)) rules"
 log "RSS after the reloads: $(rss_kib "$PROXY_PID") KiB"
 column -s, -t "$OUT/reload.csv"
-p99_of() { awk -F, -v run="$1" '$1 == run { print $5 }' "$OUT/reload.csv"; }
-log "p99 with reloads: $(awk -v a="$(p99_of reloads)" -v b="$(p99_of no-reload)" 'BEGIN { printf "%.2f", a / b }') x the undisturbed run's, $(awk -v a="$(p99_of reloads)" -v b="$(p99_of beside-check)" 'BEGIN { printf "%.2f", a / b }') x the run beside pinproxy check"
+# p99_over RUN — the reloading run's p99 over RUN's, from reload.csv.
+p99_over() {
+    awk -F, -v run="$1" '$1 == "reloads" { a = $5 } $1 == run { b = $5 } END { printf "%.2f", a / b }' "$OUT/reload.csv"
+}
+log "p99 with reloads: $(p99_over no-reload) x the undisturbed run's, $(p99_over beside-check) x the run beside pinproxy check"

@@ -63,7 +63,6 @@ perf stat -x, -e raw_syscalls:sys_enter -- true 2>/dev/null \
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 2
-UPSTREAM_PID="${STARTED_PIDS[-1]}"
 case "$TARGET" in
     pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
                   2>>"$WORK/logs/proxy.err" & ;;
@@ -82,15 +81,16 @@ taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "${HEADER[@]}" "$URL" > 
 # proxy meanwhile; wrk's output goes to $WORK/wrk.NAME and REQUESTS to what it completed. perf
 # runs a little longer than wrk, so no request goes uncounted.
 # With PEERS=1, the peers' epoll_wait calls are counted too: wrk's (perf runs it) into
-# $WORK/client.NAME, the upstream workers' into $WORK/upstream.NAME.
+# $WORK/client.NAME, the upstream's into $WORK/upstream.NAME (its workers': nginx's master
+# waits in sigsuspend).
 watched_run() {
-    local name="$1" perf_pid upstream_perf_pid="" client=() workers
+    local name="$1" perf_pid upstream_perf_pid="" client=()
     shift
     perf "$@" -p "$PROXY_PID" -- sleep "$((DURATION + 1))" > /dev/null &
     perf_pid=$!
     if [ "${PEERS:-0}" = 1 ]; then
-        workers="$(pgrep -P "$UPSTREAM_PID" | paste -sd,)"
-        perf stat -x, -e syscalls:sys_enter_epoll_wait -o "$WORK/upstream.$name" -p "$workers" \
+        perf stat -x, -e syscalls:sys_enter_epoll_wait -o "$WORK/upstream.$name" \
+            -p "$(proc_tree "$UPSTREAM_PID" | paste -sd,)" \
             -- sleep "$((DURATION + 1))" > /dev/null &
         upstream_perf_pid=$!
         client=(perf stat -x, -e syscalls:sys_enter_epoll_wait -o "$WORK/client.$name" --)

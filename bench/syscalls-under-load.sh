@@ -20,8 +20,9 @@
 # gets their work in bursts, overlaps less with them. Each round also counts the peers'
 # epoll_wait calls per request (wrk's, and the upstream workers' together): how many answers
 # or requests a peer finds per wakeup, which the proxy's timing of its writes decides and
-# the peers pay for on their CPUs. Tracepoints need root (or a permissive
-# perf_event_paranoid).
+# the peers pay for on their CPUs, and the proxy's context switches per request (sleeps, and
+# preemptions by another task on its CPU, such as an upstream worker the scheduler moved there)
+# beside wrk's p50 and p99. Tracepoints need root (or a permissive perf_event_paranoid).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -83,6 +84,13 @@ taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "${HEADER[@]}" "$URL" > 
 # With PEERS=1, the peers' epoll_wait calls are counted too: wrk's (perf runs it) into
 # $WORK/client.NAME, the upstream's into $WORK/upstream.NAME (its workers': nginx's master
 # waits in sigsuspend).
+# context_switches PID — the voluntary and the involuntary context switches of PID's threads
+# so far, summed: a thread that waits for work sleeps (voluntary); one that the scheduler
+# stops for another task on its CPU, the upstream's workers say, is preempted (involuntary).
+context_switches() {
+    cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt/ {v += $2} /^nonvoluntary_ctxt/ {n += $2} END {print v, n}'
+}
+
 watched_run() {
     local name="$1" perf_pid upstream_perf_pid="" client=()
     shift
@@ -96,8 +104,10 @@ watched_run() {
         client=(perf stat -x, -e syscalls:sys_enter_epoll_wait -o "$WORK/client.$name" --)
     fi
     sleep 0.2
-    "${client[@]}" taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "${HEADER[@]}" "$URL" \
+    SWITCHES_BEFORE=$(context_switches "$PROXY_PID")
+    "${client[@]}" taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "${HEADER[@]}" "$URL" \
         > "$WORK/wrk.$name"
+    SWITCHES_AFTER=$(context_switches "$PROXY_PID")
     wait "$perf_pid" ${upstream_perf_pid:+"$upstream_perf_pid"}
     REQUESTS=$(awk '/requests in/ {print $1}' "$WORK/wrk.$name")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' "$WORK/wrk.$name")
@@ -108,9 +118,12 @@ watched_run() {
 for ((round = 1; round <= ROUNDS; round++)); do
     PEERS=1 watched_run "$round" stat -x, -e "$EVENTS" -o "$WORK/perf.$round"
     requests=$REQUESTS
-    python3 - "$round" "$requests" "$WORK/perf.$round" "$WORK/client.$round" "$WORK/upstream.$round" <<'PY'
+    python3 - "$round" "$requests" "$WORK/perf.$round" "$WORK/client.$round" "$WORK/upstream.$round" \
+        "$SWITCHES_BEFORE" "$SWITCHES_AFTER" "$WORK/wrk.$round" <<'PY'
 import sys
 round_, requests, path, client, upstream = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+switches = [int(after) - int(before) for before, after in zip(sys.argv[6].split(), sys.argv[7].split())]
+latency = dict(line.split()[:2] for line in open(sys.argv[8]) if line.strip().split()[:1] in (["50%"], ["99%"]))
 def counts_in(path):
     counts = {}
     for line in open(path):
@@ -126,6 +139,8 @@ calls = "  ".join(f"{name} {count / requests:.2f}" for name, count in counts.ite
 print(f"round {round_}: {requests:,} requests, {total / requests:.2f} syscalls per request  ({calls})")
 peer_waits = [counts_in(p).get("epoll_wait", 0) / requests for p in (client, upstream)]
 print(f"  peers' epoll_wait per request: wrk {peer_waits[0]:.2f}, upstream workers {peer_waits[1]:.2f}")
+print(f"  proxy's context switches per request: slept {switches[0] / requests:.3f}, preempted "
+      f"{switches[1] / requests:.3f}; wrk's latency p50 {latency.get('50%', '?')}, p99 {latency.get('99%', '?')}")
 PY
 done
 

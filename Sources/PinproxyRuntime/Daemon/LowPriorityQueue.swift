@@ -15,7 +15,7 @@ import Foundation
 /// bench`). That much is the CPU's: a shell loop at nice 19 or `SCHED_IDLE`
 /// on the loop's CPU, without any reload, raised the p99 1.9-5.2x (kernel
 /// 6.18), and `SCHED_IDLE` for this thread did not measurably help; beside a `pinproxy check` of the same
-/// file the reloading run's p99 was 1.1-1.3x (bench/README). The price: on
+/// file the reloading run's p99 was 1.1-1.6x (bench/README). The price: on
 /// CPUs the loops saturate, a build waits for idle time, so a reload takes
 /// longer (the old generation serves, with its policies, until then).
 ///

@@ -239,6 +239,14 @@ rss_kib() {
     echo "$total"
 }
 
+# context_switches PID — PID's threads' voluntary and involuntary context switches so far,
+# summed, as "VOLUNTARY INVOLUNTARY": a thread that waits for work sleeps (voluntary); one the
+# scheduler stops for another task on its CPU, an upstream worker say, is preempted.
+context_switches() {
+    awk '/^voluntary_ctxt_switches:/ {v += $2} /^nonvoluntary_ctxt_switches:/ {n += $2} END {print v + 0, n + 0}' \
+        /proc/"$1"/task/*/status 2>/dev/null || true
+}
+
 # callgrind_run BINARY CONFIG PORT COUNT OUTFILE ERRLOG — runs `BINARY run --config CONFIG`
 # under callgrind (profile in OUTFILE), sends COUNT sequential fresh-connection requests
 # (requests.py) to PORT and stops it. Not in a subshell, so cleanup_started knows the pid.

@@ -84,13 +84,6 @@ taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "${HEADER[@]}" "$URL" > 
 # With PEERS=1, the peers' epoll_wait calls are counted too: wrk's (perf runs it) into
 # $WORK/client.NAME, the upstream's into $WORK/upstream.NAME (its workers': nginx's master
 # waits in sigsuspend).
-# context_switches PID — the voluntary and the involuntary context switches of PID's threads
-# so far, summed: a thread that waits for work sleeps (voluntary); one that the scheduler
-# stops for another task on its CPU, the upstream's workers say, is preempted (involuntary).
-context_switches() {
-    cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt/ {v += $2} /^nonvoluntary_ctxt/ {n += $2} END {print v, n}'
-}
-
 watched_run() {
     local name="$1" perf_pid upstream_perf_pid="" client=()
     shift
@@ -123,7 +116,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
 import sys
 round_, requests, path, client, upstream = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 switches = [int(after) - int(before) for before, after in zip(sys.argv[6].split(), sys.argv[7].split())]
-latency = dict(line.split()[:2] for line in open(sys.argv[8]) if line.strip().split()[:1] in (["50%"], ["99%"]))
+# wrk --latency prints "50%    3.07ms" and "99%    5.57ms" lines.
+latency = {fields[0]: fields[1] for fields in map(str.split, open(sys.argv[8])) if fields[:1] in (["50%"], ["99%"])}
 def counts_in(path):
     counts = {}
     for line in open(path):

@@ -185,20 +185,52 @@ backend be
 CONF
 }
 
-# start_gateway_setting DIR UP_PORT PROXY_PORT WORKERS — the setting of the cost scripts
-# (request-cost.sh, syscalls-under-load.sh, critical-path.sh): the PKI, one nginx TLS upstream
-# with WORKERS workers on UP_PORT, started (in STARTED_PIDS; its master's PID in UPSTREAM_PID)
-# and answering, and the pinned gateway's and HAProxy's configurations for PROXY_PORT in front of it.
+# start_gateway_setting DIR UP_PORT PROXY_PORT WORKERS [CPUS] — the setting of the cost scripts
+# (request-cost.sh, syscalls-under-load.sh, critical-path.sh, request-path.sh): the PKI, one nginx
+# TLS upstream with WORKERS workers on UP_PORT (on CPUS when given), started (in STARTED_PIDS;
+# its master's PID in UPSTREAM_PID) and answering, and the pinned gateway's and HAProxy's
+# configurations for PROXY_PORT in front of it.
 start_gateway_setting() {
-    local dir="$1" up_port="$2" proxy_port="$3" workers="$4"
+    local dir="$1" up_port="$2" proxy_port="$3" workers="$4" cpus="${5:-}" pin=()
     make_bench_pki "$dir"
     write_upstream_conf "$dir" "$up_port" "$workers"
     write_pinproxy_gateway_conf "$dir" "$proxy_port" "$up_port"
     write_haproxy_conf "$dir" "$proxy_port" "$up_port" 1
-    nginx -c "$dir/upstream.conf" -p "$dir" 2>>"$dir/logs/upstream.err" &
+    [ -n "$cpus" ] && pin=(taskset -c "$cpus")
+    "${pin[@]}" nginx -c "$dir/upstream.conf" -p "$dir" 2>>"$dir/logs/upstream.err" &
     UPSTREAM_PID=$!
     STARTED_PIDS+=("$UPSTREAM_PID")
     wait_port "$up_port"
+}
+
+# require_target TARGET — exits 2 unless TARGET is pinproxy or haproxy (the proxies the cost
+# scripts measure in start_gateway_setting's setting), then makes sure it can run: HAProxy
+# installed, or pinproxy's release build present.
+require_target() {
+    case "$1" in
+        pinproxy) [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)" ;;
+        haproxy) install_missing haproxy:haproxy ;;
+        *) echo "TARGET is pinproxy or haproxy, not $1" >&2; exit 2 ;;
+    esac
+}
+
+# target_command TARGET DIR — PROXY_COMMAND: TARGET serving start_gateway_setting's DIR in the
+# foreground (pinproxy drains on SIGINT; HAProxy with -db stops on SIGTERM).
+target_command() {
+    case "$1" in
+        pinproxy) PROXY_COMMAND=("$PINPROXY_BIN" run --config "$2/pinproxy.json" --log-level warning) ;;
+        haproxy) PROXY_COMMAND=(haproxy -db -f "$2/haproxy.cfg") ;;
+    esac
+}
+
+# start_target TARGET DIR PORT CPUS — TARGET (target_command) on CPUS, its stderr in
+# DIR/logs/proxy.err, in STARTED_PIDS; PROXY_PID once PORT answers.
+start_target() {
+    target_command "$1" "$2"
+    taskset -c "$4" "${PROXY_COMMAND[@]}" 2>>"$2/logs/proxy.err" &
+    PROXY_PID=$!
+    STARTED_PIDS+=("$PROXY_PID")
+    wait_port "$3"
 }
 
 # wait_port PORT [SECONDS] — until something accepts on 127.0.0.1:PORT.

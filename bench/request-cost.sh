@@ -28,10 +28,6 @@ case "$MODE" in
     *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
 esac
 TARGET="${TARGET:-pinproxy}"
-case "$TARGET" in
-    pinproxy|haproxy) ;;
-    *) echo "TARGET is pinproxy or haproxy, not $TARGET" >&2; exit 2 ;;
-esac
 PORT_BASE="${PORT_BASE:-28500}"
 UP_PORT=$((PORT_BASE + 0))
 PROXY_PORT=$((PORT_BASE + 1))
@@ -40,18 +36,11 @@ WORK="$OUT/cost"
 
 trap cleanup_started EXIT INT TERM
 install_missing nginx-light:nginx python3:python3 openssl:openssl valgrind:valgrind strace:strace
-if [ "$TARGET" = haproxy ]; then
-    install_missing haproxy:haproxy
-else
-    [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
-fi
+require_target "$TARGET"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 1
-case "$TARGET" in
-    pinproxy) PROXY_COMMAND=("$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning) ;;
-    haproxy) PROXY_COMMAND=(haproxy -db -f "$WORK/haproxy.cfg") ;;
-esac
+target_command "$TARGET" "$WORK"
 
 # run_counted TOOL COUNT — pinproxy under TOOL (callgrind or strace) for COUNT requests.
 run_counted() {

@@ -15,18 +15,14 @@
 # the read and write calls of the proxy and of wrk over a wrk run of DURATION seconds; half a
 # second after wrk has connected, their sockets are matched to connections (/proc/PID/fd,
 # /proc/net/tcp), and bench/request_path.py follows each connection from both ends over the
-# next second. Tracing costs both processes
-# CPU (about 15 events a request), so a traced round serves fewer requests and has a longer
-# tail than an untraced one: compare proxies traced alike, not these figures with
-# `make bench`'s. Tracepoints need root (or a permissive perf_event_paranoid).
+# next second. Tracing costs both processes CPU (about 15 events a request), so a traced round
+# serves fewer requests and has a longer tail than an untraced one: compare proxies traced
+# alike, not these figures with `make bench`'s. Tracepoints need root (or a permissive
+# perf_event_paranoid).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TARGET="${TARGET:-pinproxy}"
-case "$TARGET" in
-    pinproxy|haproxy) ;;
-    *) echo "TARGET is pinproxy or haproxy, not $TARGET" >&2; exit 2 ;;
-esac
 CONNECTIONS="${CONNECTIONS:-128}"
 DURATION="${DURATION:-3}"
 ROUNDS="${ROUNDS:-2}"
@@ -45,27 +41,13 @@ done
 [ "$DURATION" -ge 3 ] || die "DURATION must be at least 3 seconds (wrk connects, half a second passes, one second is traced)"
 trap cleanup_started EXIT INT TERM
 install_missing wrk:wrk nginx-light:nginx python3:python3 openssl:openssl linux-perf:perf
-if [ "$TARGET" = haproxy ]; then
-    install_missing haproxy:haproxy
-else
-    [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
-fi
+require_target "$TARGET"
 perf stat -x, -e syscalls:sys_enter_read -- true 2>/dev/null \
     || die "perf cannot trace syscall tracepoints here (needs root or kernel.perf_event_paranoid <= 1)"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
-start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 2
-if [ -n "$UPSTREAM_CPUS" ]; then
-    for pid in $(proc_tree "$UPSTREAM_PID"); do taskset -a -p -c "$UPSTREAM_CPUS" "$pid" > /dev/null; done
-fi
-case "$TARGET" in
-    pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
-                  2>>"$WORK/logs/proxy.err" & ;;
-    haproxy) taskset -c "$PROXY_CPUS" haproxy -db -f "$WORK/haproxy.cfg" 2>>"$WORK/logs/proxy.err" & ;;
-esac
-PROXY_PID=$!
-STARTED_PIDS+=("$PROXY_PID")
-wait_port "$PROXY_PORT"
+start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 2 "$UPSTREAM_CPUS"
+start_target "$TARGET" "$WORK" "$PROXY_PORT" "$PROXY_CPUS"
 
 URL="http://127.0.0.1:$PROXY_PORT/100b"
 log "$TARGET, keep-alive, wrk c$CONNECTIONS for ${DURATION}s per round, one second traced (proxy on CPU $PROXY_CPUS, wrk on CPU $CLIENT_CPUS, upstream ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned})"

@@ -33,10 +33,6 @@ case "$MODE" in
     *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
 esac
 TARGET="${TARGET:-pinproxy}"
-case "$TARGET" in
-    pinproxy|haproxy) ;;
-    *) echo "TARGET is pinproxy or haproxy, not $TARGET" >&2; exit 2 ;;
-esac
 CONNECTIONS="${CONNECTIONS:-16}"
 DURATION="${DURATION:-3}"
 ROUNDS="${ROUNDS:-2}"
@@ -54,24 +50,13 @@ done
 
 trap cleanup_started EXIT INT TERM
 install_missing wrk:wrk nginx-light:nginx python3:python3 openssl:openssl linux-perf:perf
-if [ "$TARGET" = haproxy ]; then
-    install_missing haproxy:haproxy
-else
-    [ -x "$PINPROXY_BIN" ] || die "no pinproxy binary at $PINPROXY_BIN (run: swift build -c release)"
-fi
+require_target "$TARGET"
 perf stat -x, -e raw_syscalls:sys_enter -- true 2>/dev/null \
     || die "perf cannot count syscall tracepoints here (needs root or kernel.perf_event_paranoid <= 1)"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 2
-case "$TARGET" in
-    pinproxy) taskset -c "$PROXY_CPUS" "$PINPROXY_BIN" run --config "$WORK/pinproxy.json" --log-level warning \
-                  2>>"$WORK/logs/proxy.err" & ;;
-    haproxy) taskset -c "$PROXY_CPUS" haproxy -db -f "$WORK/haproxy.cfg" 2>>"$WORK/logs/proxy.err" & ;;
-esac
-PROXY_PID=$!
-STARTED_PIDS+=("$PROXY_PID")
-wait_port "$PROXY_PORT"
+start_target "$TARGET" "$WORK" "$PROXY_PORT" "$PROXY_CPUS"
 
 URL="http://127.0.0.1:$PROXY_PORT/100b"
 log "$TARGET, $MODE, wrk c$CONNECTIONS for ${DURATION}s per round (proxy on CPU $PROXY_CPUS, wrk on CPU $CLIENT_CPUS)"

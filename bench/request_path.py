@@ -16,9 +16,9 @@ On one client connection the four ends alternate:
 
 wrk's latency is the first three; the fourth is not in it but costs throughput. For
 the slowest 1 % of the requests by wrk's latency, the mean of each of the three
-says which made them slow. On
-an upstream connection, proxy write -> proxy read is the upstream's turn (nginx's
-work and its wait for a CPU, and the answer's wait for the proxy's loop).
+says which made them slow. On an upstream connection, proxy write -> proxy read is
+the upstream's turn (nginx's work and its wait for a CPU, and the answer's wait for
+the proxy's loop).
 
 usage: request_path.py FDS TCP TRACE PROXY_PORT UPSTREAM_PORT FROM SECONDS
   FDS    lines "PID FD INODE" for the sockets of the proxy and of wrk
@@ -35,6 +35,8 @@ import sys
 DIRECTION = {"read": "r", "readv": "r", "recvfrom": "r", "write": "w", "writev": "w", "sendto": "w"}
 CLIENT_SEGMENTS = [("Ww", "Pr", "wrk write -> proxy read"), ("Pr", "Pw", "proxy read -> proxy write"),
                    ("Pw", "Wr", "proxy write -> wrk read"), ("Wr", "Ww", "wrk read -> wrk write")]
+# The three segments wrk's latency is made of (the turnaround is not).
+LATENCY_SEGMENTS = {name for _, _, name in CLIENT_SEGMENTS[:3]}
 UPSTREAM_SEGMENT = "upstream: proxy write -> read"
 LATENCY = "wrk write -> wrk read"
 
@@ -92,7 +94,8 @@ def transfers(trace_path, ends, start, stop):
 
 
 def segments(calls):
-    """(segment name -> durations, [one {segment name: duration} per request wrk saw answered])."""
+    """(segment name -> durations, [{segment name: duration} of LATENCY_SEGMENTS for each request
+    whose three were all traced])."""
     found = collections.defaultdict(list)
     requests = []
     for end, own in calls.items():
@@ -113,12 +116,11 @@ def segments(calls):
                 for start, stop, name in CLIENT_SEGMENTS:
                     if step == stop and start in last:
                         found[name].append(at - last.pop(start))
-                        if name != CLIENT_SEGMENTS[-1][2]:
+                        if name in LATENCY_SEGMENTS:
                             request[name] = found[name][-1]
                 if step == "Wr":
-                    # A request whose three segments were all traced (none lost at the window's edges).
-                    if len(request) == len(CLIENT_SEGMENTS) - 1:
-                        found[LATENCY].append(sum(request.values()))
+                    # Its answer is read: kept if no segment fell outside the traced window.
+                    if len(request) == len(LATENCY_SEGMENTS):
                         requests.append(request)
                     request = {}
                 last[step] = at
@@ -138,7 +140,8 @@ def main():
     ends = socket_ends(fds, tcp, int(proxy_port), int(upstream_port))
     calls = transfers(trace, ends, float(start), float(start) + float(seconds))
     found, requests = segments(calls)
-    if not found:
+    found[LATENCY] = [sum(request.values()) for request in requests]
+    if not calls:
         sys.exit("request path: no transfer traced on a known socket")
     for name in [LATENCY] + [name for _, _, name in CLIENT_SEGMENTS] + [UPSTREAM_SEGMENT]:
         values = sorted(1000 * v for v in found.get(name, []))

@@ -11,8 +11,8 @@ import Foundation
 /// priority, reloads of 100,000 rules on the loop's CPU cut a keep-alive
 /// load's requests/s by 38-43% and raised its p99 1.3-4x (`bench/reload.sh`);
 /// at nice 19, in seven runs, requests/s were -12% to +20% of a run without
-/// reloads and p99 0.9-1.9x, in later runs 2.2-3.2x (six `make bench` runs:
-/// 2.16-3.18x). That much is the CPU's: a shell loop at nice 19 or
+/// reloads and p99 0.9-1.9x, in later runs 1.8-3.2x (eight `make bench` runs:
+/// 1.82-3.18x). That much is the CPU's: a shell loop at nice 19 or
 /// `SCHED_IDLE` on the loop's CPU, without any reload, raised the p99
 /// 1.9-5.2x (kernel 6.18), and `SCHED_IDLE` for this thread did not
 /// measurably help; beside a `pinproxy check` of the same file the

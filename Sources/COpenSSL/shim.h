@@ -39,7 +39,6 @@ static inline long shim_SSL_get_tlsext_status_ocsp_resp(SSL *s, const unsigned c
 static inline long shim_SSL_CTX_set_tlsext_status_cb(SSL_CTX *c, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(c, cb); }
 static inline long shim_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *c, int (*cb)(SSL *, int *, void *)) { return SSL_CTX_set_tlsext_servername_callback(c, cb); }
 static inline long shim_SSL_CTX_set1_groups_list(SSL_CTX *c, const char *list) { return SSL_CTX_set1_groups_list(c, list); }
-static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *c, X509 *x) { return SSL_CTX_add1_chain_cert(c, x); }
 static inline int shim_SSL_get_negotiated_group(SSL *s) { return (int)SSL_get_negotiated_group(s); }
 
 // Legacy (EC_KEY-backed) public keys, deprecated in OpenSSL 3 but kept on

@@ -214,6 +214,13 @@ public final class InterceptionAuthority: Sendable {
         _ = try leafIssuer.mint(for: host, at: now)
     }
 
+    /// Makes the server connection of an intercepted CONNECT to `host` (its
+    /// leaf from the cache) and frees it: the per-connection setup before the
+    /// handshake, for `bench/leaf-mint-cost.sh`.
+    public func makeAndFreeConnection(for host: HostName, at now: Date = Date()) throws {
+        _ = try makeConnection(for: host, now: now)
+    }
+
     /// The number of cached leaves.
     var cachedLeafCount: Int { leaves.count }
 }

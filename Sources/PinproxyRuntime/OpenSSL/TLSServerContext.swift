@@ -19,6 +19,12 @@ internal import COpenSSL
 /// - Session tickets on, stateless: a reconnecting client resumes without a
 ///   signature. The ticket key is random per `SSL_CTX`, so a ticket never
 ///   outlives its CA generation; no server-side session cache is kept.
+///   One TLS 1.3 ticket after a full handshake, not OpenSSL's two (as Go's
+///   server): each costs a session copy, its encoding and encryption, about
+///   a twelfth of a new intercepted connection's CPU (perf, `bench/connect.sh`),
+///   and a client that resumes offers the newest ticket it holds, which each
+///   resumption renews; a second connection opened at the same moment as the
+///   first resumption may pay a full handshake.
 /// - No early data (RFC 8446 §8: replayable): `max_early_data` 0, and the
 ///   stream never calls `SSL_read_early_data`.
 /// - ALPN: `http/1.1` only (`selectProtocol`).
@@ -72,6 +78,8 @@ final class TLSServerContext: @unchecked Sendable {
     private func configureSessions() {
         // Stateless tickets only: no session cache to grow or to share between loops.
         _ = shim_SSL_CTX_set_session_cache_mode(pointer, shim_SSL_SESS_CACHE_OFF)
+        // One ticket a full handshake (see above); a resumption sends one anyway.
+        _ = SSL_CTX_set_num_tickets(pointer, 1)
     }
 
     private func configureCallbacks() {

@@ -110,7 +110,7 @@ struct TLSServerContextTests {
         #expect(without.alpn == nil)
     }
 
-    @Test("a reconnecting client resumes with its ticket (TLS 1.3 and TLS 1.2), without a new leaf signature")
+    @Test("a reconnecting client resumes with its ticket (TLS 1.3 and TLS 1.2), without a new leaf signature, and again with the ticket the resumption gave it")
     func resumption() throws {
         for version in [TLS1_3_VERSION, TLS1_2_VERSION] {
             var settings = client()
@@ -124,6 +124,12 @@ struct TLSServerContextTests {
                                                      context: context, offering: session)
             #expect(second.completed, "\(second.clientError ?? "") \(second.serverError ?? "")")
             #expect(second.resumed, "TLS version \(version)")
+            // One ticket a full handshake (TLSServerContext.configureSessions): a client that
+            // reconnects one connection after another resumes each time with the newest.
+            let renewed = try #require(second.session)
+            let third = try SocketPairHandshake.run(server: try ca.authority.makeConnection(for: host), client: settings,
+                                                    context: context, offering: renewed)
+            #expect(third.completed && third.resumed, "TLS version \(version)")
         }
         #expect(ca.authority.cachedLeafCount == 1)
     }

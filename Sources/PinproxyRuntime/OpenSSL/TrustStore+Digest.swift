@@ -7,8 +7,9 @@ import Foundation
 extension TrustStore {
     /// SHA-256 over the certificates and CRLs the store holds (DER, sorted,
     /// each length-prefixed), then, for `directories` (the hashed directories
-    /// OpenSSL's default paths look certificates up in when verifying), each
-    /// regular file's path and contents. A directory that does not exist
+    /// OpenSSL's default paths look certificates up in when verifying), the
+    /// path and contents of each regular file OpenSSL may read there
+    /// (`isLookupName`). A directory that does not exist
     /// trusts nothing, as OpenSSL's lookup finds nothing there (a minimal
     /// container without CA certificates); nil when one exists and cannot be
     /// read: then nothing is known to be alike.
@@ -43,7 +44,7 @@ extension TrustStore {
             var directoryStatus = stat()
             if stat(directory, &directoryStatus) != 0 && errno == ENOENT { continue }
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
-            for name in names.sorted() {
+            for name in names.sorted() where Self.isLookupName(name) {
                 let path = directory + "/" + name
                 var status = stat()
                 // Following links (the hashed names are links); what is not a regular file holds no certificate.
@@ -55,6 +56,23 @@ extension TrustStore {
         }
         let digest = Digest.sha256(lengthPrefixed: items)
         return digest.isEmpty ? nil : digest
+    }
+
+    /// Whether OpenSSL's hashed-directory lookup can open a file of this name:
+    /// the subject's hash in eight lower-case hex digits, a dot, then a
+    /// sequence number (certificates) or `r` and one (CRLs), as `by_dir.c`
+    /// formats them (`%08lx.%d`, `%08lx.r%d`). Everything else in the
+    /// directory (Debian's `/etc/ssl/certs` also holds the named `.pem` links
+    /// and the whole `ca-certificates.crt` bundle) is never read when
+    /// verifying, so it neither trusts anything nor changes the digest.
+    static func isLookupName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard bytes.count >= 10, bytes[8] == UInt8(ascii: ".") else { return false }
+        let isLowerHex: (UInt8) -> Bool = { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard bytes[..<8].allSatisfy(isLowerHex) else { return false }
+        var sequence = bytes[9...]
+        if sequence.first == UInt8(ascii: "r") { sequence = sequence.dropFirst() }
+        return !sequence.isEmpty && sequence.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// The directories OpenSSL's default paths look certificates up in:

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -40,6 +41,12 @@ static inline int shim_EVUTIL_SOCKET_ERROR(void) { return EVUTIL_SOCKET_ERROR();
 // only under _GNU_SOURCE (see above), so it goes through syscall(2).
 static inline int shim_set_thread_nice(int value) {
     return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), value);
+}
+
+// Gives the pages of free heap memory back to the kernel, in every arena
+// (glibc: the top of each heap, and free pages inside them by MADV_DONTNEED).
+static inline int shim_malloc_trim(void) {
+    return malloc_trim(0);
 }
 
 // The calling thread's kernel name (at most 15 bytes kept); what

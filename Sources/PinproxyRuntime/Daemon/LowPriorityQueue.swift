@@ -3,7 +3,8 @@ import Foundation
 
 /// The thread for work that must not take CPU time from a serving loop:
 /// building a reloaded configuration (100,000 rules: about 2 s of CPU),
-/// dropping the counters of removed rules, freeing a retired generation.
+/// dropping the counters of removed rules, freeing a retired generation;
+/// and, after such jobs, giving the memory they freed back to the kernel.
 ///
 /// It runs at nice 19. On a CPU that a loop keeps busy, the kernel gives it
 /// a small share (weight 15 against the loop's 1,024) and lets a loop that
@@ -59,11 +60,30 @@ final class LowPriorityQueue: @unchecked Sendable {
         // refused it anyway, the work is still done, at the default priority.
         _ = shim_set_thread_nice(Self.niceValue)
         while true {
-            condition.lock()
-            let job = nextDueJob()
-            condition.unlock()
-            job.work()
+            runNextDueJob()
+            // What the jobs free is large (a retired generation, a build's parsed
+            // file, the counters of removed rules: 100,000 rules are ~150 MB) and
+            // glibc keeps freed memory in its arenas: without this, a daemon
+            // started with 100,000 rules stood at 357-377 MB after a few reloads,
+            // with it at 231-242 MB. Once per run of jobs, when none is left due.
+            if !hasDueJob() { _ = shim_malloc_trim() }
         }
+    }
+
+    /// Runs the next job that falls due; the job's closure, and what only it
+    /// kept alive, is released before this returns.
+    private func runNextDueJob() {
+        condition.lock()
+        let job = nextDueJob()
+        condition.unlock()
+        job.work()
+    }
+
+    private func hasDueJob() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let now = Date()
+        return jobs.contains { $0.due <= now }
     }
 
     /// Waits (the lock held) until a job is due and takes it: the earliest

@@ -1,4 +1,3 @@
-internal import CLibevent
 import Foundation
 import PinproxyCore
 
@@ -171,14 +170,9 @@ final class ActiveConfiguration: @unchecked Sendable {
     /// shared CPU) let go first, so the loop freed the rules after all (perf:
     /// a reload of 100,000 rules stalled it 0.2 s). The queue holds them a
     /// second before letting go.
-    ///
-    /// Then, as the next job, the freed heap goes back to the kernel: glibc
-    /// keeps it otherwise, and a daemon that loaded 100,000 rules (150 MB)
-    /// stayed at 360-380 MB after a few reloads, as if both generations were alive.
     deinit {
         let retiring = LoopBound((configuration, rules, rulePolicies, ruleCounters, gatewayPolicies))
         LowPriorityQueue.shared.async(after: 1) { withExtendedLifetime(retiring) {} }
-        LowPriorityQueue.shared.async(after: 1) { _ = shim_malloc_trim() }
     }
 
     /// File-backed findings that do not stop pinproxy but must not pass

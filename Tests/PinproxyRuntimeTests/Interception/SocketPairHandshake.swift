@@ -25,9 +25,12 @@ enum SocketPairHandshake {
     /// A client `SSL_CTX` kept across handshakes (so its sessions can be offered again).
     final class ClientContext {
         let pointer: OpaquePointer
-        init(_ client: Client) throws {
+        /// `keepsSessions`: every session the client gets (each TLS 1.3 ticket
+        /// is one) goes to the context's own cache, where `sessionsHeld` counts them.
+        init(_ client: Client, keepsSessions: Bool = false) throws {
             guard let context = SSL_CTX_new(TLS_client_method()) else { throw OpenSSLError.drain("client SSL_CTX_new") }
             pointer = context
+            if keepsSessions { _ = shim_SSL_CTX_set_session_cache_mode(context, shim_SSL_SESS_CACHE_CLIENT) }
             guard SSL_CTX_load_verify_locations(context, client.root, nil) == 1 else { throw OpenSSLError.drain("load root") }
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
             if client.maxVersion != 0 {
@@ -63,6 +66,9 @@ enum SocketPairHandshake {
         var negotiatedGroup: String?
         /// The client's session after the handshake (and its tickets), owned by the caller.
         var session: TLSSessionHandle?
+        /// Sessions the client's context holds after this handshake: with
+        /// `ClientContext.keepsSessions`, one a TLS 1.3 ticket received.
+        var sessionsHeld: Int
     }
 
     static func run(server: TLSConnection, client: Client, context: ClientContext? = nil,
@@ -108,7 +114,8 @@ enum SocketPairHandshake {
         return Outcome(completed: completed, clientError: clientError, serverError: serverError,
                        version: completed ? server.protocolVersion : nil, alpn: server.negotiatedProtocol,
                        resumed: SSL_session_reused(ssl) == 1, servedChain: chain, negotiatedGroup: group,
-                       session: SSL_get1_session(ssl).map { TLSSessionHandle(takingOwnership: $0) })
+                       session: SSL_get1_session(ssl).map { TLSSessionHandle(takingOwnership: $0) },
+                       sessionsHeld: SSL_CTX_ctrl(clientContext.pointer, SSL_CTRL_SESS_NUMBER, 0, nil))
     }
 
     private static func step(_ ssl: OpaquePointer, done: inout Bool, error: inout String?) {

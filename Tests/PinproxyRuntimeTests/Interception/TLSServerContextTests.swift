@@ -134,6 +134,19 @@ struct TLSServerContextTests {
         #expect(ca.authority.cachedLeafCount == 1)
     }
 
+    @Test("a full TLS 1.3 handshake gives the client one ticket, and a resumption a new one for the one it used")
+    func oneTicketPerHandshake() throws {
+        let context = try SocketPairHandshake.ClientContext(client(), keepsSessions: true)
+        let first = try SocketPairHandshake.run(server: try ca.authority.makeConnection(for: host), client: client(), context: context)
+        #expect(first.completed && first.version == "TLSv1.3")
+        #expect(first.sessionsHeld == 1)
+        let second = try SocketPairHandshake.run(server: try ca.authority.makeConnection(for: host), client: client(),
+                                                 context: context, offering: first.session)
+        #expect(second.completed && second.resumed)
+        // OpenSSL's client drops a TLS 1.3 ticket from its cache once it resumed with it.
+        #expect(second.sessionsHeld == 1)
+    }
+
     @Test("a ticket from another CA generation does not resume: a full handshake under the new root")
     func ticketsStayInTheirGeneration() throws {
         let context = try SocketPairHandshake.ClientContext(client())

@@ -8,8 +8,7 @@ import PinproxyRuntime
 //
 //   leaf-mint-bench [COUNT] [leaves|connections]
 //
-// COUNT defaults to 1000; 0 only creates the CA (and, for `connections`,
-// caches the one host's leaf). Creates a CA in a temporary directory, then
+// COUNT defaults to 1000; 0 only creates the CA. Creates a CA in a temporary directory, then
 // `leaves` (the default) mints 50 leaves to warm up and COUNT leaves for
 // distinct hosts past the cache; `connections` makes and frees 50 server
 // connections for one host to warm up, then COUNT. Prints the wall time per
@@ -23,24 +22,27 @@ let directory = NSTemporaryDirectory() + "pinproxy-leaf-bench-\(getpid())"
 defer { try? FileManager.default.removeItem(atPath: directory) }
 let authority = try InterceptionAuthority.create(in: directory + "/ca", for: InterceptionScope(names: ["example.com"]))
 let now = Date()
+
+/// Unless `count` is 0: runs `step(i)` 50 times to warm up (indices
+/// 0..<50), then `count` times (indices from 0 again), and prints the wall
+/// time per step.
+func measure(_ what: String, _ step: (Int) throws -> Void) rethrows {
+    guard count > 0 else { return }
+    for index in 0..<50 { try step(index) }
+    let start = DispatchTime.now().uptimeNanoseconds
+    for index in 0..<count { try step(index) }
+    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000
+    print("\(what): \(count), wall \(String(format: "%.1f", elapsed / Double(count))) µs each")
+}
+
 if measuresConnections {
     let host = HostName("api.example.com")!
-    for _ in 0..<50 { try authority.makeAndFreeConnection(for: host, at: now) }
-    let start = DispatchTime.now().uptimeNanoseconds
-    for _ in 0..<count { try authority.makeAndFreeConnection(for: host, at: now) }
-    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000
-    if count > 0 {
-        print("connections: \(count), wall \(String(format: "%.1f", elapsed / Double(count))) µs per server connection made and freed (leaf cached)")
+    try measure("server connections made and freed (leaf cached)") { _ in
+        try authority.makeAndFreeConnection(for: host, at: now)
     }
 } else {
-    let hosts = (0..<max(count, 50)).map { HostName("host\($0).example.com")! }
-    if count > 0 {
-        for host in hosts.prefix(50) { try authority.mintUncachedLeaf(for: host, at: now) }
-    }
-    let start = DispatchTime.now().uptimeNanoseconds
-    for host in hosts.prefix(count) { try authority.mintUncachedLeaf(for: host, at: now) }
-    let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000
-    if count > 0 {
-        print("leaves: \(count), wall \(String(format: "%.1f", elapsed / Double(count))) µs per leaf (one ECDSA P-256 signature each)")
+    // Distinct hosts past the cache: the warm-up's and the measured ones are minted alike.
+    try measure("leaves minted (one ECDSA P-256 signature each)") { index in
+        try authority.mintUncachedLeaf(for: HostName("host\(index).example.com")!, at: now)
     }
 }

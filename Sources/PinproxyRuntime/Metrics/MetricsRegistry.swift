@@ -68,7 +68,20 @@ final class MetricsRegistry: Sendable {
     /// Exchanges still under an older generation keep counting into theirs, unshown.
     func keepRules(of configuration: ActiveConfiguration) {
         let kept = Set(configuration.ruleCounters.map { ObjectIdentifier($0) })
-        state.withLock { state in state.rules = state.rules.filter { kept.contains(ObjectIdentifier($0.value)) } }
+        state.withLock { state in
+            // A table of the kept rules' size, not `filter`: when every entry stays, `filter`
+            // hands back the same storage, sized by `reserveRules` for two generations.
+            var rules = [RuleIdentity: RuleCounters](minimumCapacity: kept.count)
+            for (identity, counters) in state.rules where kept.contains(ObjectIdentifier(counters)) {
+                rules[identity] = counters
+            }
+            state.rules = rules
+        }
+    }
+
+    /// How many rules' counters the registry holds and how many its table has room for.
+    var ruleTableSize: (count: Int, capacity: Int) {
+        state.withLock { state in (state.rules.count, state.rules.capacity) }
     }
 
     /// The listeners and rules to show: those `configuration` has, in its

@@ -118,23 +118,42 @@ final class StreamEvents {
         let hadTimeout = readTimeout != nil
         readTimeout = timeout
         wantsReading = true
-        if readArmed, var value = timeout?.value {
-            // Adding a pending event again only reschedules its timeout (no epoll_ctl).
-            event_add(readEvent, &value)
-        } else if readArmed && hadTimeout {
-            // libevent keeps a pending timeout when re-added without one; removing
-            // only the timer leaves the socket's epoll registration alone.
-            event_remove_timer(readEvent)
-        }
+        if readArmed && (timeout != nil || hadTimeout) { rescheduleReadTimeout() }
         if armNow { updateReadInterest() }
     }
 
     /// Counts the read timeout from now, when reading is armed with one;
     /// else nothing (a paused or stopped stream stays as it is).
     func restartReadTimeout() {
-        guard readArmed, let readEvent, var value = readTimeout?.value else { return }
-        // A pending event added again only has its timeout rescheduled (no epoll_ctl).
-        event_add(readEvent, &value)
+        guard readArmed, readTimeout != nil else { return }
+        rescheduleReadTimeout()
+    }
+
+    /// Gives the armed read event `readTimeout` from now, or no timeout.
+    ///
+    /// On a read event still on the socket, adding it again only reschedules
+    /// its timer, and removing the timer leaves the socket's registration
+    /// alone: no epoll_ctl either way. But when its timeout has expired in
+    /// this loop pass and its callback is still queued behind the one running
+    /// now, libevent 2.1 has already taken it off the socket
+    /// (`timeout_process` deletes, then activates), and `event_add` on an
+    /// active event reschedules the timer and drops the queued callback
+    /// without putting the event back on the socket: the stream would wait
+    /// out its new timeout deaf to what arrives (a pooled upstream connection
+    /// taken as its idle time ran out got its response and answered 504);
+    /// `event_remove_timer` would leave the stale timeout queued. Deleting
+    /// such an event first makes the add a whole one, which the changelist
+    /// folds into the delete it holds: still no epoll_ctl.
+    private func rescheduleReadTimeout() {
+        let offSocket = event_pending(readEvent, EventFlags.read, nil) == 0
+        if offSocket { event_del(readEvent) }
+        if var value = readTimeout?.value {
+            event_add(readEvent, &value)
+        } else if offSocket {
+            event_add(readEvent, nil)
+        } else {
+            event_remove_timer(readEvent)
+        }
     }
 
     func stopReading() {

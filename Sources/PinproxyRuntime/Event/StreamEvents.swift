@@ -142,10 +142,12 @@ final class StreamEvents {
     /// out its new timeout deaf to what arrives (a pooled upstream connection
     /// taken as its idle time ran out got its response and answered 504);
     /// `event_remove_timer` would leave the stale timeout queued. Deleting
-    /// such an event first makes the add a whole one, which the changelist
-    /// folds into the delete it holds: still no epoll_ctl.
+    /// such an event first makes the add a whole one (the changelist turns
+    /// the two into one epoll_ctl MOD, paid only by a re-arm in the pass its
+    /// timeout expired), and records read ahead get their callback again, as
+    /// `armRead` gives them.
     private func rescheduleReadTimeout() {
-        let offSocket = event_pending(readEvent, EventFlags.read, nil) == 0
+        let offSocket = isReadEventOffSocket
         if offSocket { event_del(readEvent) }
         if var value = readTimeout?.value {
             event_add(readEvent, &value)
@@ -154,7 +156,15 @@ final class StreamEvents {
         } else {
             event_remove_timer(readEvent)
         }
+        if offSocket && owner?.holdsUnreadInput == true { event_active(readEvent, EventFlags.activeRead, 0) }
     }
+
+    /// The armed read event's timeout expired in this pass and its callback
+    /// is queued: libevent has taken it off the socket (`rescheduleReadTimeout`).
+    /// `event_pending` reports a read for an event on its socket, or for one
+    /// whose queued callback has a read in it: `activateRead` never adds one
+    /// to an event off its socket, so this tells the two states apart.
+    private var isReadEventOffSocket: Bool { event_pending(readEvent, EventFlags.read, nil) == 0 }
 
     func stopReading() {
         wantsReading = false
@@ -190,14 +200,17 @@ final class StreamEvents {
             event_add(readEvent, nil)
         }
         readArmed = true
-        if owner?.holdsUnreadInput == true { event_active(readEvent, EventFlags.activeRead, 0) }
+        if owner?.holdsUnreadInput == true { activateRead() }
     }
 
     /// Runs the read callback on the loop's next pass, when the read event
     /// is armed: for bytes the stream already holds above the socket (a TLS
     /// stream's records read ahead) that no readiness of the socket will announce.
+    /// Not for an event whose expired timeout is queued (off its socket): that
+    /// callback runs anyway, and a re-arm before it (`rescheduleReadTimeout`)
+    /// puts the event back and activates it for those records.
     func activateRead() {
-        guard let readEvent, isOpen, readArmed else { return }
+        guard let readEvent, isOpen, readArmed, !isReadEventOffSocket else { return }
         event_active(readEvent, EventFlags.activeRead, 0)
     }
 

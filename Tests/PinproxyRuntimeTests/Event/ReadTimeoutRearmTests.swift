@@ -19,15 +19,18 @@ struct ReadTimeoutRearmTests {
         let events: StreamEvents
         var read: [UInt8] = []
         var timeouts = 0
+        /// Stands for records a TLS stream read ahead: the read callback takes them.
+        var holdsUnreadInput = false
+        var unreadTaken = 0
         init(_ events: StreamEvents) { self.events = events }
         func eventsDidFireRead(timedOut: Bool) {
             if timedOut { timeouts += 1; return }
+            if holdsUnreadInput { holdsUnreadInput = false; unreadTaken += 1 }
             _ = events.input.read(from: events.descriptor, atMost: 64)
             read += events.input.withContiguousPrefix(count: events.input.count) { Array($0) }
             events.input.drain(events.input.count)
         }
         func eventsDidFireWrite(timedOut: Bool) {}
-        var holdsUnreadInput: Bool { false }
     }
 
     /// The other connection of the pass: its read re-arms the watched stream.
@@ -51,13 +54,22 @@ struct ReadTimeoutRearmTests {
         case otherTimeout = "wantReading with another timeout"
         /// Reading asked for again without a timeout.
         case noTimeout = "wantReading without a timeout"
+        /// `TLSStream.startReading` then `ClientSession.attach`'s restart, on
+        /// a stream that holds records read ahead: the activation for them
+        /// must not hide that the event is off its socket, and they are read.
+        case unreadInputThenRestart = "activateRead for records read ahead, then restartReadTimeout"
         var testDescription: String { rawValue }
 
-        func apply(to events: StreamEvents) {
+        func apply(to watcher: Watcher) {
+            let events = watcher.events
             switch self {
             case .restartTimeout: events.restartReadTimeout()
             case .otherTimeout: events.wantReading(timeout: EventTimeout(.seconds(5)))
             case .noTimeout: events.wantReading(timeout: nil)
+            case .unreadInputThenRestart:
+                watcher.holdsUnreadInput = true
+                events.activateRead()
+                events.restartReadTimeout()
             }
         }
     }
@@ -80,7 +92,7 @@ struct ReadTimeoutRearmTests {
         defer { events.close() }
         let other = try #require(PlainStream(loop: loop, descriptor: triggerPair[1]))
         defer { other.close() }
-        let trigger = Trigger { rearm.apply(to: events) }
+        let trigger = Trigger { rearm.apply(to: watcher) }
         other.delegate = trigger
         events.wantReading(timeout: EventTimeout(.milliseconds(20)))
         other.startReading(timeout: nil)
@@ -94,6 +106,9 @@ struct ReadTimeoutRearmTests {
         #expect(event_base_loop(loop.base, EVLOOP_ONCE) == 0)
         #expect(trigger.fired, "the trigger ran in that pass")
         #expect(watcher.timeouts == 0, "a timeout given up for new work is not reported")
+        if rearm == .unreadInputThenRestart {
+            #expect(watcher.unreadTaken == 1, "the records read ahead got their read callback")
+        }
 
         // The bytes that come next are read at once, not after a timeout.
         #expect(write(watchedPair[0], "y", 1) == 1)

@@ -18,8 +18,11 @@ for the second requests, "slowest": seconds of the slowest second request}.
 """
 import argparse, json, socket, time
 
+from p2_many import status_and_proxy_status
+
 
 def get(port, url, timeout):
+    """One GET of URL on a new connection: (status and Proxy-Status, as p2_many.py counts answers; seconds)."""
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
@@ -30,9 +33,7 @@ def get(port, url, timeout):
             if not part:
                 break
             data += part
-    head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-    status = head[0].split(" ")[1] if len(head[0].split(" ")) > 1 else "none"
-    proxy_status = next((l.split(":", 1)[1].strip() for l in head[1:] if l.lower().startswith("proxy-status:")), "")
+    status, proxy_status = status_and_proxy_status(data)
     return (status + (" " + proxy_status if proxy_status else "")), time.monotonic() - started
 
 
@@ -61,4 +62,5 @@ def main():
     print(json.dumps({"pairs": pairs, "answers": answers, "slowest": round(slowest, 3)}))
 
 
-main()
+if __name__ == "__main__":
+    main()

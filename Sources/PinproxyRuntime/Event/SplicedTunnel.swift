@@ -59,7 +59,8 @@ final class SplicedTunnel {
 
     deinit { close() }
 
-    /// Starts relaying; the first bytes move on the loop's next pass.
+    /// Starts relaying; the first bytes move in a callback later in this
+    /// loop pass (the write events' activations), not inside the caller.
     func start() {
         up.activate()
         down.activate()

@@ -190,8 +190,9 @@ final class StreamEvents {
     }
 
     /// Adds the read event (for a handshake, or a write that needs a read).
-    /// When the owner already holds input, the read callback runs on the
-    /// loop's next pass: epoll reports only what is still in the socket.
+    /// When the owner already holds input, the read callback runs later in
+    /// this loop pass (`activateRead`): epoll reports only what is still in
+    /// the socket.
     func armRead(timeout: EventTimeout?) {
         guard isOpen else { return }
         if var value = timeout?.value {
@@ -203,8 +204,9 @@ final class StreamEvents {
         if owner?.holdsUnreadInput == true { activateRead() }
     }
 
-    /// Runs the read callback on the loop's next pass, when the read event
-    /// is armed: for bytes the stream already holds above the socket (a TLS
+    /// Runs the read callback later in this loop pass (libevent appends it
+    /// to the active queue it is running; never from inside the caller), when
+    /// the read event is armed: for bytes the stream already holds above the socket (a TLS
     /// stream's records read ahead) that no readiness of the socket will announce.
     /// Not for an event whose expired timeout is queued (off its socket): that
     /// callback runs anyway, and a re-arm before it (`rescheduleReadTimeout`)
@@ -271,8 +273,8 @@ final class StreamEvents {
         disarmWrite()
     }
 
-    /// Runs the write callback on the loop's next pass: how a stream reports
-    /// what it found inside a method its delegate called.
+    /// Runs the write callback later in this loop pass, as `activateRead`:
+    /// how a stream reports what it found inside a method its delegate called.
     func activateWrite() {
         guard let writeEvent, isOpen else { return }
         if !writeArmed { armWrite(timeout: nil) }

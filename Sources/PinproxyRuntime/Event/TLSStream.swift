@@ -115,8 +115,8 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     private(set) var awaitsVerification = false
 
     /// Continues a handshake stopped for verification: the verify callback
-    /// runs again. Its outcome is reported from the loop's next pass, as for
-    /// `startHandshake`.
+    /// runs again. Its outcome is reported from a callback later in this
+    /// loop pass, as for `startHandshake`.
     func resumeHandshake() {
         guard awaitsVerification else { return }
         awaitsVerification = false
@@ -133,7 +133,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             if fromCallback {
                 delegate?.streamDidConnect(self)
             } else {
-                // Never from inside the caller: the loop's next pass reports it.
+                // Never from inside the caller: a callback later in this pass reports it.
                 connectPending = true
                 events.activateWrite()
             }

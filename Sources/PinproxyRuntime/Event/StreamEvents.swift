@@ -156,7 +156,7 @@ final class StreamEvents {
         } else {
             event_remove_timer(readEvent)
         }
-        if offSocket && owner?.holdsUnreadInput == true { event_active(readEvent, EventFlags.activeRead, 0) }
+        if offSocket && owner?.holdsUnreadInput == true { activateRead() }
     }
 
     /// The armed read event's timeout expired in this pass and its callback
@@ -206,11 +206,11 @@ final class StreamEvents {
 
     /// Runs the read callback later in this loop pass (libevent appends it
     /// to the active queue it is running; never from inside the caller), when
-    /// the read event is armed: for bytes the stream already holds above the socket (a TLS
-    /// stream's records read ahead) that no readiness of the socket will announce.
-    /// Not for an event whose expired timeout is queued (off its socket): that
-    /// callback runs anyway, and a re-arm before it (`rescheduleReadTimeout`)
-    /// puts the event back and activates it for those records.
+    /// the read event is armed: for bytes the stream already holds above the
+    /// socket (a TLS stream's records read ahead) that no readiness of the
+    /// socket will announce. Not for an event whose expired timeout is queued
+    /// (off its socket): that callback runs anyway, and a re-arm before it
+    /// (`rescheduleReadTimeout`) puts the event back and activates it here.
     func activateRead() {
         guard let readEvent, isOpen, readArmed, !isReadEventOffSocket else { return }
         event_active(readEvent, EventFlags.activeRead, 0)

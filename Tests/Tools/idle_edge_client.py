@@ -16,7 +16,7 @@ by which an event loop's timer fires early. Everything is bounded by
 Prints one JSON line: {"pairs", "answers": {status and Proxy-Status: count}
 for the second requests, "slowest": seconds of the slowest second request}.
 """
-import argparse, json, socket, time
+import argparse, collections, json, socket, time
 
 from p2_many import status_and_proxy_status
 
@@ -47,16 +47,15 @@ def main():
     parser.add_argument("--deadline", type=float, required=True)
     args = parser.parse_args()
     end = time.monotonic() + args.deadline
-    answers, slowest, pairs = {}, 0.0, 0
+    answers, slowest, pairs = collections.Counter(), 0.0, 0
     for k in range(args.pairs):
         if time.monotonic() + 2 * args.stop > end:
             break
         first, _ = get(args.proxy, args.url, args.stop + 10)
-        answers.setdefault("first " + first, 0)
         answers["first " + first] += 1
         time.sleep(args.start + k * (args.stop - args.start) / args.pairs)
         second, seconds = get(args.proxy, args.url, args.stop + 10)
-        answers[second] = answers.get(second, 0) + 1
+        answers[second] += 1
         slowest = max(slowest, seconds)
         pairs += 1
     print(json.dumps({"pairs": pairs, "answers": answers, "slowest": round(slowest, 3)}))

@@ -33,23 +33,28 @@ WORK="$BENCH_DIR/out/cpu-share"
 ((DURATION >= 3)) || die "DURATION must be at least 3 s (the trace takes the middle second)"
 
 trap cleanup_started EXIT INT TERM
-install_missing wrk:wrk nginx-light:nginx python3:python3 openssl:openssl linux-perf:perf haproxy:haproxy
+install_missing wrk:wrk nginx-light:nginx python3:python3 openssl:openssl linux-perf:perf
 require_target pinproxy
+require_target haproxy
 perf record -q -e sched:sched_switch -a -o /dev/null -- true 2>/dev/null \
     || die "perf cannot record scheduler tracepoints here (needs root or kernel.perf_event_paranoid <= -1)"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
-declare -A PORT PID
+declare -A PORT TIDS
 PORT[pinproxy]=$((PORT_BASE + 1))
 PORT[haproxy]=$((PORT_BASE + 2))
 start_gateway_setting "$WORK" "$UP_PORT" "${PORT[pinproxy]}" 2 "$UPSTREAM_CPUS"
+UPSTREAM_PIDS="$(proc_tree "$UPSTREAM_PID" | paste -sd,)"
+# Each proxy in a directory of its own, on its own port, in front of the one upstream.
 for target in pinproxy haproxy; do
     mkdir -p "$WORK/$target/logs"
-    cp "$WORK/pinproxy.json" "$WORK/haproxy.cfg" "$WORK/ca.pem" "$WORK/$target/"
-    sed -i "s/127.0.0.1:${PORT[pinproxy]}/127.0.0.1:${PORT[$target]}/; s#$WORK/#$WORK/$target/#g" \
-        "$WORK/$target/pinproxy.json" "$WORK/$target/haproxy.cfg"
+    cp "$WORK/ca.pem" "$WORK/$target/"
+    case "$target" in
+        pinproxy) write_pinproxy_gateway_conf "$WORK/$target" "${PORT[$target]}" "$UP_PORT" ;;
+        haproxy) write_haproxy_conf "$WORK/$target" "${PORT[$target]}" "$UP_PORT" 1 ;;
+    esac
     start_target "$target" "$WORK/$target" "${PORT[$target]}" "$PROXY_CPUS"
-    PID[$target]="$PROXY_PID"
+    TIDS[$target]="$(ls "/proc/$PROXY_PID/task" | paste -sd,)"
 done
 
 log "wrk c$CONNECTIONS for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; upstream nginx (2 workers) ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned}"
@@ -71,7 +76,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         perf script -i "$WORK/perf.$name" 2>/dev/null > "$WORK/sched.$name"
         rm -f "$WORK/perf.$name"
         python3 "$BENCH_DIR/cpu_share.py" --name "$target round $round" --wrk "$WORK/wrk.$name" \
-            --duration "$DURATION" --proxy-pids "$(ls "/proc/${PID[$target]}/task" | paste -sd,)" --upstream-pids "$(proc_tree "$UPSTREAM_PID" | paste -sd,)" \
+            --duration "$DURATION" --proxy-pids "${TIDS[$target]}" --upstream-pids "$UPSTREAM_PIDS" \
             --wrk-comm wrk --proxy-cpu "$PROXY_CPUS" "$WORK/sched.$name"
     done
 done

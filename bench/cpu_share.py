@@ -9,7 +9,7 @@ import re
 import sys
 
 LINE = re.compile(r"\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<time>[\d.]+):\s+sched:(?P<event>\w+):\s+(?P<rest>.*)")
-SWITCH = re.compile(r"prev_comm=.*? prev_pid=(?P<prev>\d+) .*?prev_state=(?P<state>\S+) ==> next_comm=.*? next_pid=(?P<next>\d+)")
+SWITCH = re.compile(r"prev_comm=.*? prev_pid=(?P<prev>\d+) .*?prev_state=(?P<state>\S+) ==> next_comm=(?P<next_comm>.*?) next_pid=(?P<next>\d+)")
 WAKEUP = re.compile(r"comm=.*? pid=(?P<pid>\d+) .*?target_cpu=(?P<cpu>\d+)")
 
 
@@ -61,8 +61,7 @@ def main():
                 continue
             if cpu in running:
                 shares[cpu][running[cpu][0]] += time - running[cpu][1]
-            next_comm = re.search(r"next_comm=(.*?) next_pid=", rest).group(1)
-            running[cpu] = (role(switch["next"], next_comm), time)
+            running[cpu] = (role(switch["next"], switch["next_comm"]), time)
             if switch["prev"] in proxy and switch["state"].startswith("R"):
                 preemptions += 1
         elif event == "sched_wakeup":

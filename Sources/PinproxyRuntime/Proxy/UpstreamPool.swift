@@ -9,14 +9,14 @@ import PinproxyCore
 /// an older generation verified no longer matches after a reload; `renew`
 /// moves what the new generation verifies alike to its keys and frees the rest.
 final class UpstreamPool: UpstreamConnectionDelegate {
-    private var idle: [PoolKey: [UpstreamConnection]] = [:]
+    private var idle: [PoolKey: IdleConnections] = [:]
     /// The idle connections of the key `put` parked under last, kept out of
     /// `idle` (a key's connections are in exactly one of the two): a gateway,
     /// or a client kept alive to one host, takes and returns one connection
     /// under one key for every exchange, and finding it in `idle` hashed the
     /// key twice a request (`take` and `put`: some 700 instructions). The
     /// list stays here when emptied, its storage ready for the key's next `put`.
-    private var frontList: [UpstreamConnection] = []
+    private var frontList = IdleConnections()
     private var frontKey: PoolKey?
     private var sessions: [PoolKey: TLSSessionHandle] = [:]
     /// The key `key(host:port:rule:generation:)` made last.
@@ -59,7 +59,8 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         return key
     }
 
-    /// The most recently returned idle connection for `key`, if any.
+    /// An idle connection for `key`, if any: the oldest while it has idled
+    /// under a second, else the newest (`IdleConnections`).
     ///
     /// Off the front list, or from `idle`: there `take`, `put` and `remove`
     /// probe the dictionary once and change the list in place through its
@@ -68,10 +69,11 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func take(_ key: PoolKey) -> UpstreamConnection? {
         let taken: UpstreamConnection
         if key == frontKey {
-            guard let connection = frontList.popLast() else { return nil }
+            guard !frontList.isEmpty, let connection = frontList.take(at: IdleConnections.now()) else { return nil }
             taken = connection
         } else {
-            guard let index = idle.index(forKey: key), let connection = idle.values[index].popLast() else { return nil }
+            guard let index = idle.index(forKey: key),
+                  let connection = idle.values[index].take(at: IdleConnections.now()) else { return nil }
             if idle.values[index].isEmpty { idle.remove(at: index) }
             taken = connection
         }
@@ -86,7 +88,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         guard connection.isOpen, connection.stream.input.isEmpty, limit > 0 else { connection.close(); return }
         if connection.key != frontKey { bringToFront(connection.key) }
         guard frontList.count < limit else { connection.close(); return }
-        frontList.append(connection)
+        frontList.append(connection, parkedAt: IdleConnections.now())
         idleCount.set(idleCount.current + 1)
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs,
@@ -100,7 +102,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// (out of `idle`, or an empty one) the front.
     private func bringToFront(_ key: PoolKey) {
         fileFront()
-        frontList = idle.removeValue(forKey: key) ?? []
+        frontList = idle.removeValue(forKey: key) ?? IdleConnections()
         frontKey = key
     }
 
@@ -108,7 +110,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// `idle` sees every idle connection.
     private func fileFront() {
         if let frontKey, !frontList.isEmpty { idle[frontKey] = frontList }
-        frontList = []
+        frontList = IdleConnections()
         frontKey = nil
     }
 
@@ -143,11 +145,12 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         for (key, list) in idle where key.generation < generation {
             idle[key] = nil
             guard keepsConnection(key) else {
-                list.forEach { $0.close() }
+                list.connections.forEach { $0.close() }
                 idleCount.set(idleCount.current - Int64(list.count))
                 continue
             }
-            idle[key.renewed(generation: generation), default: []].append(contentsOf: list.map { $0.renewed(generation: generation) })
+            idle[key.renewed(generation: generation), default: IdleConnections()]
+                .append(contentsOf: list.mapConnections { $0.renewed(generation: generation) })
         }
         for (key, session) in sessions where key.generation < generation {
             sessions[key] = nil
@@ -159,7 +162,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// Frees everything (shutdown).
     func closeAll() {
         fileFront()
-        idle.values.forEach { $0.forEach { $0.close() } }
+        idle.values.forEach { $0.connections.forEach { $0.close() } }
         idle.removeAll()
         idleCount.set(0)
         sessions.removeAll()
@@ -169,12 +172,9 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     private func remove(_ connection: UpstreamConnection) {
         connection.close()
         if connection.key == frontKey {
-            guard let position = frontList.firstIndex(where: { $0 === connection }) else { return }
-            frontList.remove(at: position)
+            guard frontList.remove(connection) else { return }
         } else {
-            guard let index = idle.index(forKey: connection.key),
-                  let position = idle.values[index].firstIndex(where: { $0 === connection }) else { return }
-            idle.values[index].remove(at: position)
+            guard let index = idle.index(forKey: connection.key), idle.values[index].remove(connection) else { return }
             if idle.values[index].isEmpty { idle.remove(at: index) }
         }
         idleCount.set(idleCount.current - 1)

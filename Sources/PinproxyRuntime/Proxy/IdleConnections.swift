@@ -6,10 +6,10 @@ import Foundation
 /// While the oldest has been idle less than `roundRobinWindow`, the oldest:
 /// under load every pooled connection takes its turn, so concurrent
 /// exchanges spread over all of them, and over the upstream processes or
-/// workers that serve them. Handing out the newest instead sends a burst of
-/// requests down the connections a burst of answers just returned, to the
-/// same upstream worker, whose tail then grows (bench/README.md, "The
-/// pool's order").
+/// workers that serve them. Handing out the newest instead sends the
+/// requests of one loop pass down the connections the answers of the pass
+/// before just returned; measured against a two-worker upstream, the
+/// latency tail was longer that way (bench/README.md, "The pool's order").
 ///
 /// Past the window, the newest: at a low request rate a surplus left by a
 /// burst then idles out through `timeouts.idle` instead of being kept warm

@@ -46,7 +46,10 @@ struct IdleConnections {
     var isEmpty: Bool { count == 0 }
 
     /// Every connection held, oldest first.
-    var connections: [UpstreamConnection] { (0..<count).compactMap { ring[slot($0)]?.connection } }
+    var connections: [UpstreamConnection] { entries.map(\.connection) }
+
+    /// The entries held, oldest first (the slots from `head` for `count` are never empty).
+    private var entries: [Entry] { (0..<count).compactMap { ring[slot($0)] } }
 
     mutating func append(_ connection: UpstreamConnection, parkedAt time: Int64) {
         if count == ring.count { grow() }
@@ -56,10 +59,7 @@ struct IdleConnections {
 
     /// `other`'s connections behind these, their parking times kept.
     mutating func append(contentsOf other: IdleConnections) {
-        for position in 0..<other.count {
-            guard let entry = other.ring[other.slot(position)] else { continue }
-            append(entry.connection, parkedAt: entry.parkedAt)
-        }
+        for entry in other.entries { append(entry.connection, parkedAt: entry.parkedAt) }
     }
 
     /// The next connection out at `time` (see the type's comment), or nil.
@@ -83,10 +83,7 @@ struct IdleConnections {
     /// The same connections, each replaced by `transform`'s, in the same order and with the same times.
     func mapConnections(_ transform: (UpstreamConnection) -> UpstreamConnection) -> IdleConnections {
         var mapped = IdleConnections()
-        for position in 0..<count {
-            guard let entry = ring[slot(position)] else { continue }
-            mapped.append(transform(entry.connection), parkedAt: entry.parkedAt)
-        }
+        for entry in entries { mapped.append(transform(entry.connection), parkedAt: entry.parkedAt) }
         return mapped
     }
 

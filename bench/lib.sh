@@ -108,11 +108,12 @@ make_bench_pki() {
     head -c 100 /dev/zero | tr '\0' 'a' > "$dir/www/100b"
 }
 
-# write_upstream_conf DIR PORT WORKERS — nginx.conf (DIR/upstream.conf) for the one HTTPS upstream of
-# the cost scripts: TLS 1.3 only, DIR/leaf-chain.pem, DIR/www as the root, no access log, unlimited
-# keep-alive requests. (bench/run.sh tunes its own for 10,000 connections.)
+# write_upstream_conf DIR PORT WORKERS [LISTEN_OPTIONS] — nginx.conf (DIR/upstream.conf) for the one
+# HTTPS upstream of the cost scripts: TLS 1.3 only, DIR/leaf-chain.pem, DIR/www as the root, no access
+# log, unlimited keep-alive requests; LISTEN_OPTIONS (e.g. "reuseport", as bench/run.sh's listens)
+# after `ssl` on the listen line. (bench/run.sh tunes its own for 10,000 connections.)
 write_upstream_conf() {
-    local dir="$1" port="$2" workers="$3" user_line=""
+    local dir="$1" port="$2" workers="$3" listen_options="${4:+ $4}" user_line=""
     [ "$(id -u)" -eq 0 ] && user_line="user root;"
     cat > "$dir/upstream.conf" <<CONF
 $user_line
@@ -126,7 +127,7 @@ http {
     keepalive_requests 100000000;
     keepalive_timeout 300s;
     server {
-        listen 127.0.0.1:$port ssl;
+        listen 127.0.0.1:$port ssl$listen_options;
         ssl_protocols TLSv1.3;
         ssl_certificate $dir/leaf-chain.pem;
         ssl_certificate_key $dir/leaf.key;

@@ -36,10 +36,9 @@ for binary in $PINPROXY_BINS; do PINPROXY_BIN="$binary" require_target pinproxy;
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 make_bench_pki "$WORK"
-write_upstream_conf "$WORK" "$UP_PORT" 2
-if [ "$REUSEPORT" = 1 ]; then
-    sed -i "s/listen 127.0.0.1:$UP_PORT ssl;/listen 127.0.0.1:$UP_PORT ssl reuseport;/" "$WORK/upstream.conf"
-fi
+listen_options=""
+[ "$REUSEPORT" = 1 ] && listen_options=reuseport
+write_upstream_conf "$WORK" "$UP_PORT" 2 "$listen_options"
 nginx -c "$WORK/upstream.conf" -p "$WORK" 2>>"$WORK/logs/upstream.err" &
 UPSTREAM_PID=$!
 STARTED_PIDS+=("$UPSTREAM_PID")
@@ -70,12 +69,11 @@ write_haproxy_conf "$WORK/haproxy" "${PORT[haproxy]}" "$UP_PORT" 1
 start_target haproxy "$WORK/haproxy" "${PORT[haproxy]}" "$PROXY_CPUS"
 PID[haproxy]=$PROXY_PID
 
-# worker_ticks — each upstream worker's utime+stime so far, space-separated.
+# worker_ticks — each upstream worker's CPU ticks so far (lib.sh's cpu_ticks), space-separated.
 worker_ticks() {
     local pid
-    for pid in $WORKER_PIDS; do cpu_ticks_of "$pid"; done | paste -sd' '
+    for pid in $WORKER_PIDS; do cpu_ticks "$pid"; done | paste -sd' '
 }
-cpu_ticks_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 log "wrk c$CONNECTIONS for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; nginx (2 workers$([ "$REUSEPORT" = 1 ] && echo ", reuseport")) unpinned"
 for target in "${TARGETS[@]}"; do

@@ -8,6 +8,9 @@
 #   bench/tail.sh                                     # wrk c128, 100 B GETs, 4 s, 6 rounds
 #   PINPROXY_BINS="/tmp/before .build/release/pinproxy" bench/tail.sh   # A/B two builds
 #   CONNECTIONS=16 DURATION=5 ROUNDS=8 REUSEPORT=0 ...
+#   URL_PATH=/1m CONNECTIONS=16 WARM=128 GAP=3 ...    # 1 MiB GETs, each run after 2 s of c128
+#                                                     # 100 B GETs and a 3 s pause, as a pool
+#                                                     # meets them in make bench
 #
 # Every proxy runs on PROXY_CPUS (one loop; pinproxy the pinned gateway of bench/run.sh, HAProxy
 # as bench/run.sh configures it), each on its own port; wrk runs on CLIENT_CPUS; the upstream
@@ -21,6 +24,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CONNECTIONS="${CONNECTIONS:-128}"
 DURATION="${DURATION:-4}"
 ROUNDS="${ROUNDS:-6}"
+URL_PATH="${URL_PATH:-/100b}"
+WARM="${WARM:-0}"
+GAP="${GAP:-0}"
 REUSEPORT="${REUSEPORT:-1}"
 PROXY_CPUS="${PROXY_CPUS:-1}"
 CLIENT_CPUS="${CLIENT_CPUS:-0}"
@@ -36,6 +42,7 @@ for binary in $PINPROXY_BINS; do PINPROXY_BIN="$binary" require_target pinproxy;
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 make_bench_pki "$WORK"
+head -c 1048576 /dev/urandom > "$WORK/www/1m"
 listen_options=""
 [ "$REUSEPORT" = 1 ] && listen_options=reuseport
 write_upstream_conf "$WORK" "$UP_PORT" 2 "$listen_options"
@@ -77,7 +84,7 @@ worker_ticks() {
 
 log "wrk c$CONNECTIONS for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; nginx (2 workers$([ "$REUSEPORT" = 1 ] && echo ", reuseport")) unpinned"
 for target in "${TARGETS[@]}"; do
-    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:${PORT[$target]}/100b" > /dev/null
+    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:${PORT[$target]}$URL_PATH" > /dev/null
 done
 for ((round = 1; round <= ROUNDS; round++)); do
     order=("${TARGETS[@]}")
@@ -86,10 +93,14 @@ for ((round = 1; round <= ROUNDS; round++)); do
         for ((k = ${#TARGETS[@]} - 1; k >= 0; k--)); do order+=("${TARGETS[$k]}"); done
     fi
     for target in "${order[@]}"; do
+        if [ "$WARM" -gt 0 ]; then
+            taskset -c "$CLIENT_CPUS" wrk -t1 -c"$WARM" -d2s "http://127.0.0.1:${PORT[$target]}/100b" > /dev/null
+            sleep "$GAP"
+        fi
         proxy_before=$(cpu_ticks "${PID[$target]}")
         workers_before=$(worker_ticks)
         taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" -s "$BENCH_DIR/tail.lua" \
-            "http://127.0.0.1:${PORT[$target]}/100b" > "$WORK/wrk.out"
+            "http://127.0.0.1:${PORT[$target]}$URL_PATH" > "$WORK/wrk.out"
         proxy_after=$(cpu_ticks "${PID[$target]}")
         workers_after=$(worker_ticks)
         python3 "$BENCH_DIR/tail.py" --name "round $round $target" --wrk "$WORK/wrk.out" \

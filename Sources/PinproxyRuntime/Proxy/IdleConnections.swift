@@ -1,71 +1,52 @@
-import Foundation
-
-/// One pool key's idle upstream connections, in the order they were parked,
-/// and the rule for which one the next exchange gets.
+/// One pool key's idle upstream connections, in the order they were parked;
+/// the next exchange gets the one idle longest.
 ///
-/// While the oldest has been idle less than `roundRobinWindow`, the oldest:
-/// under load every pooled connection takes its turn, so concurrent
+/// Oldest first, every pooled connection takes its turn, so concurrent
 /// exchanges spread over all of them, and over the upstream processes or
-/// workers that serve them. Handing out the newest instead sends the
-/// requests of one loop pass down the connections the answers of the pass
-/// before just returned; measured against a two-worker upstream, the
-/// latency tail was longer that way (bench/README.md, "The pool's order").
+/// workers that accepted them. Any rule that prefers recently parked
+/// connections lets a subset serve the whole load, and which subset is not
+/// random: the newest sends the requests of one loop pass down the
+/// connections the answers of the pass before just returned (the latency
+/// tail was longer that way), and a set reused after a pause is the one
+/// whose answers came last before it, often all from one upstream worker,
+/// which then serves the load alone (1 MiB bodies came through at 0.8 × the
+/// rate; bench/README.md, "The pool's order").
 ///
-/// Past the window, the newest: at a low request rate a surplus left by a
-/// burst then idles out through `timeouts.idle` instead of being kept warm
-/// by turns, and the connection reused is the one least likely to meet the
-/// server's own keep-alive close (Apache httpd's and Node's default after 5 s).
+/// The cost: while a key's exchanges come faster than one per connection
+/// per `timeouts.idle`, no pooled connection idles out, so a surplus left by
+/// a burst stays pooled (at most `upstream_reuse.idle_per_host`). A
+/// connection the server closes while it is idle is retired at once (the
+/// pool watches it); one that closes in the instant a request goes out is
+/// retried for a request that may be sent again (`ExchangeProgress.isRetriable`).
 struct IdleConnections {
-    /// A parked connection and when it was parked (`now()`).
-    private struct Entry {
-        let connection: UpstreamConnection
-        let parkedAt: Int64
-    }
-
-    /// A ring, oldest first from `head`: taking either end moves nothing
+    /// A ring, oldest first from `head`: taking the oldest moves nothing
     /// (an array's front removal moves every later element). Its capacity is
     /// a power of two, or zero before the first connection is parked.
-    private var ring: [Entry?] = []
+    private var ring: [UpstreamConnection?] = []
     private var head = 0
     private(set) var count = 0
-
-    /// How long the oldest may have idled and still be the next one out.
-    static let roundRobinWindow: Int64 = 1_000
-
-    /// Milliseconds on the coarse monotonic clock: the vDSO reads it without
-    /// a syscall, and its few milliseconds of resolution are nothing beside
-    /// the window.
-    static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
-        return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
-    }
 
     init() {}
 
     var isEmpty: Bool { count == 0 }
 
-    /// Every connection held, oldest first.
-    var connections: [UpstreamConnection] { entries.map(\.connection) }
+    /// Every connection held, oldest first (the slots from `head` for `count` are never empty).
+    var connections: [UpstreamConnection] { (0..<count).compactMap { ring[slot($0)] } }
 
-    /// The entries held, oldest first (the slots from `head` for `count` are never empty).
-    private var entries: [Entry] { (0..<count).compactMap { ring[slot($0)] } }
-
-    mutating func append(_ connection: UpstreamConnection, parkedAt time: Int64) {
+    mutating func append(_ connection: UpstreamConnection) {
         if count == ring.count { grow() }
-        ring[slot(count)] = Entry(connection: connection, parkedAt: time)
+        ring[slot(count)] = connection
         count += 1
     }
 
-    /// `other`'s connections behind these, their parking times kept.
+    /// `other`'s connections behind these, in their order.
     mutating func append(contentsOf other: IdleConnections) {
-        for entry in other.entries { append(entry.connection, parkedAt: entry.parkedAt) }
+        for connection in other.connections { append(connection) }
     }
 
-    /// The next connection out at `time` (see the type's comment), or nil.
-    mutating func take(at time: Int64) -> UpstreamConnection? {
-        guard count > 0, let oldest = ring[head] else { return nil }
-        guard time - oldest.parkedAt < Self.roundRobinWindow else { return takeOut(at: slot(count - 1)) }
+    /// The connection idle longest, or nil.
+    mutating func take() -> UpstreamConnection? {
+        guard count > 0 else { return nil }
         let taken = takeOut(at: head)
         head = (head + 1) & (ring.count - 1)
         return taken
@@ -73,17 +54,17 @@ struct IdleConnections {
 
     /// Takes `connection` out wherever it is (retired while idle); false when it is not here.
     mutating func remove(_ connection: UpstreamConnection) -> Bool {
-        guard let position = (0..<count).first(where: { ring[slot($0)]?.connection === connection }) else { return false }
+        guard let position = (0..<count).first(where: { ring[slot($0)] === connection }) else { return false }
         // Closes the gap: the later entries move one slot toward the head.
         for later in position..<(count - 1) { ring.swapAt(slot(later), slot(later + 1)) }
         _ = takeOut(at: slot(count - 1))
         return true
     }
 
-    /// The same connections, each replaced by `transform`'s, in the same order and with the same times.
+    /// The same connections, each replaced by `transform`'s, in the same order.
     func mapConnections(_ transform: (UpstreamConnection) -> UpstreamConnection) -> IdleConnections {
         var mapped = IdleConnections()
-        for entry in entries { mapped.append(transform(entry.connection), parkedAt: entry.parkedAt) }
+        for connection in connections { mapped.append(transform(connection)) }
         return mapped
     }
 
@@ -93,15 +74,15 @@ struct IdleConnections {
     /// Empties `index` (the oldest's or the newest's slot) and counts it out.
     private mutating func takeOut(at index: Int) -> UpstreamConnection? {
         // Moved out, not copied: no retain and release for the slot.
-        var taken: Entry?
+        var taken: UpstreamConnection?
         swap(&taken, &ring[index])
         count -= 1
-        return taken?.connection
+        return taken
     }
 
     /// Twice the capacity (four at first), the entries moved to its start in order.
     private mutating func grow() {
-        var larger = [Entry?](repeating: nil, count: max(4, ring.count * 2))
+        var larger = [UpstreamConnection?](repeating: nil, count: max(4, ring.count * 2))
         for position in 0..<count { swap(&larger[position], &ring[slot(position)]) }
         ring = larger
         head = 0

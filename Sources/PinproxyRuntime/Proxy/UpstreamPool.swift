@@ -59,8 +59,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         return key
     }
 
-    /// An idle connection for `key`, if any: the oldest while it has idled
-    /// under a second, else the newest (`IdleConnections`).
+    /// An idle connection for `key`, if any: the one idle longest (`IdleConnections`).
     ///
     /// Off the front list, or from `idle`: there `take`, `put` and `remove`
     /// probe the dictionary once and change the list in place through its
@@ -69,11 +68,11 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func take(_ key: PoolKey) -> UpstreamConnection? {
         let taken: UpstreamConnection
         if key == frontKey {
-            guard !frontList.isEmpty, let connection = frontList.take(at: IdleConnections.now()) else { return nil }
+            guard !frontList.isEmpty, let connection = frontList.take() else { return nil }
             taken = connection
         } else {
             guard let index = idle.index(forKey: key),
-                  let connection = idle.values[index].take(at: IdleConnections.now()) else { return nil }
+                  let connection = idle.values[index].take() else { return nil }
             if idle.values[index].isEmpty { idle.remove(at: index) }
             taken = connection
         }
@@ -88,7 +87,7 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         guard connection.isOpen, connection.stream.input.isEmpty, limit > 0 else { connection.close(); return }
         if connection.key != frontKey { bringToFront(connection.key) }
         guard frontList.count < limit else { connection.close(); return }
-        frontList.append(connection, parkedAt: IdleConnections.now())
+        frontList.append(connection)
         idleCount.set(idleCount.current + 1)
         connection.delegate = self
         // The idle timeout set when the connection was attached still runs,

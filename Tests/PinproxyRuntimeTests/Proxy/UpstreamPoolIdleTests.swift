@@ -57,7 +57,7 @@ struct UpstreamPoolIdleTests {
         #expect(pool.idleCount.current == 4)
         #expect(pool.take(b) === b1)
         #expect(pool.take(b) == nil)
-        // Parked a moment ago, well inside the round-robin window: the oldest.
+        // The one idle longest.
         #expect(pool.take(a) === a1)
         pool.put(a1, keepingAtMost: 4)
         #expect(pool.take(a) === a2)
@@ -68,48 +68,51 @@ struct UpstreamPoolIdleTests {
         #expect(pool.idleCount.current == 0)
     }
 
-    @Test("inside the window every connection takes its turn, oldest first, across the ring's wrap and growth")
-    func roundRobinInsideTheWindow() throws {
+    @Test("every connection takes its turn, oldest first, across the ring's wrap and growth")
+    func roundRobin() throws {
         let connections = try Connections()
         let made = try (0..<9).map { _ in try connections.make(a) }
         var idle = IdleConnections()
         // Three in, two out: the head moves, the next appends wrap round the four slots, then the ring grows to eight.
-        for connection in made[0..<3] { idle.append(connection, parkedAt: 0) }
-        let first = idle.take(at: 10), second = idle.take(at: 10)
+        for connection in made[0..<3] { idle.append(connection) }
+        let first = idle.take(), second = idle.take()
         #expect(first === made[0] && second === made[1])
-        for connection in made[3...] { idle.append(connection, parkedAt: 20) }
+        for connection in made[3...] { idle.append(connection) }
         #expect(idle.count == 7)
-        idle.append(made[0], parkedAt: 30)
+        idle.append(made[0])
         var order: [UpstreamConnection] = []
-        while let next = idle.take(at: 40) { order.append(next) }
+        while let next = idle.take() { order.append(next) }
         #expect(order.map(ObjectIdentifier.init) == ([made[2]] + made[3...] + [made[0]]).map(ObjectIdentifier.init))
         #expect(idle.isEmpty && idle.count == 0)
     }
 
-    @Test("once the oldest has idled for the window, the newest goes out; the window is exclusive")
-    func newestPastTheWindow() throws {
+    @Test("fewer exchanges at once than connections pooled: the ones that come back wait behind every other")
+    func noSubsetServesAlone() throws {
         let connections = try Connections()
-        let old = try connections.make(a), middle = try connections.make(a), recent = try connections.make(a)
-        let window = IdleConnections.roundRobinWindow
+        let made = try (0..<6).map { _ in try connections.make(a) }
         var idle = IdleConnections()
-        idle.append(old, parkedAt: 0)
-        idle.append(middle, parkedAt: 5)
-        idle.append(recent, parkedAt: window)
-        let shortOfTheWindow = idle.take(at: window - 1)  // old has idled one millisecond short of it
-        let atTheWindow = idle.take(at: window + 5)  // middle has idled exactly the window
-        let last = idle.take(at: window + 5), none = idle.take(at: window + 5)
-        #expect(shortOfTheWindow === old)
-        #expect(atTheWindow === recent)
-        #expect(last === middle && none == nil)
+        for connection in made { idle.append(connection) }
+        // Two exchanges at a time, each connection back before the next is taken: a
+        // rule that preferred the recently parked would keep handing out the same two.
+        var turns: [UpstreamConnection] = []
+        for _ in 0..<6 {
+            let taken = idle.take(), second = idle.take()
+            let one = try #require(taken), two = try #require(second)
+            turns += [one, two]
+            idle.append(one)
+            idle.append(two)
+        }
+        #expect(turns.map(ObjectIdentifier.init) == (made + made).map(ObjectIdentifier.init))
+        #expect(idle.count == 6)
     }
 
-    @Test("a retired connection leaves its place wherever it is; the rest keep their order and times")
+    @Test("a retired connection leaves its place wherever it is; the rest keep their order")
     func removeKeepsOrder() throws {
         let connections = try Connections()
         let made = try (0..<5).map { _ in try connections.make(a) }
         var idle = IdleConnections()
-        for (index, connection) in made.enumerated() { idle.append(connection, parkedAt: Int64(index)) }
-        _ = idle.take(at: 10)  // the head moves off slot 0
+        for connection in made { idle.append(connection) }
+        _ = idle.take()  // the head moves off slot 0
         let removed = idle.remove(made[2]), removedTwice = idle.remove(made[2])
         let removedTaken = idle.remove(made[0])  // taken already
         #expect(removed && !removedTwice && !removedTaken)
@@ -117,9 +120,8 @@ struct UpstreamPoolIdleTests {
         var merged = IdleConnections()
         merged.append(contentsOf: renamed)
         #expect(merged.connections.map(ObjectIdentifier.init) == [made[1], made[3], made[4]].map(ObjectIdentifier.init))
-        // Their parking times came along: made[1], parked at 1, has idled the window at 1 + window.
-        let pastTheWindow = merged.take(at: 1 + IdleConnections.roundRobinWindow), inside = merged.take(at: 2)
-        #expect(pastTheWindow === made[4] && inside === made[1])
+        let first = merged.take(), second = merged.take(), third = merged.take(), none = merged.take()
+        #expect(first === made[1] && second === made[3] && third === made[4] && none == nil)
     }
 
     @Test("idle_per_host holds for a key whether its list is at the front or not")

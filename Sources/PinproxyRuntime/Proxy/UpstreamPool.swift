@@ -59,7 +59,8 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         return key
     }
 
-    /// An idle connection for `key`, if any: the one idle longest (`IdleConnections`).
+    /// An idle connection for `key`, if any: of those the load keeps in
+    /// turn, the one idle longest (`IdleConnections`).
     ///
     /// Off the front list, or from `idle`: there `take`, `put` and `remove`
     /// probe the dictionary once and change the list in place through its
@@ -68,11 +69,11 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func take(_ key: PoolKey) -> UpstreamConnection? {
         let taken: UpstreamConnection
         if key == frontKey {
-            guard !frontList.isEmpty, let connection = frontList.take() else { return nil }
+            guard !frontList.isEmpty, let connection = frontList.take(at: IdleConnections.now()) else { return nil }
             taken = connection
         } else {
             guard let index = idle.index(forKey: key),
-                  let connection = idle.values[index].take() else { return nil }
+                  let connection = idle.values[index].take(at: IdleConnections.now()) else { return nil }
             if idle.values[index].isEmpty { idle.remove(at: index) }
             taken = connection
         }

@@ -75,35 +75,56 @@ struct UpstreamPoolIdleTests {
         var idle = IdleConnections()
         // Three in, two out: the head moves, the next appends wrap round the four slots, then the ring grows to eight.
         for connection in made[0..<3] { idle.append(connection) }
-        let first = idle.take(), second = idle.take()
+        let first = idle.take(at: 0), second = idle.take(at: 0)
         #expect(first === made[0] && second === made[1])
         for connection in made[3...] { idle.append(connection) }
         #expect(idle.count == 7)
         idle.append(made[0])
         var order: [UpstreamConnection] = []
-        while let next = idle.take() { order.append(next) }
+        while let next = idle.take(at: 0) { order.append(next) }
         #expect(order.map(ObjectIdentifier.init) == ([made[2]] + made[3...] + [made[0]]).map(ObjectIdentifier.init))
         #expect(idle.isEmpty && idle.count == 0)
     }
 
-    @Test("fewer exchanges at once than connections pooled: the ones that come back wait behind every other")
-    func noSubsetServesAlone() throws {
+    @Test("fewer exchanges at once than connections pooled: all take turns for a period, then those not needed are set aside")
+    func unneededSetAside() throws {
         let connections = try Connections()
         let made = try (0..<6).map { _ in try connections.make(a) }
         var idle = IdleConnections()
         for connection in made { idle.append(connection) }
-        // Two exchanges at a time, each connection back before the next is taken: a
-        // rule that preferred the recently parked would keep handing out the same two.
+        let start: Int64 = 10_000, end = start + IdleConnections.period
+        // Two exchanges at a time, each pair back before the next: a rule that preferred
+        // the recently parked would hand out the same two every time.
         var turns: [UpstreamConnection] = []
-        for _ in 0..<6 {
-            let taken = idle.take(), second = idle.take()
+        for _ in 0..<3 {
+            let taken = idle.take(at: start), second = idle.take(at: start)
             let one = try #require(taken), two = try #require(second)
             turns += [one, two]
             idle.append(one)
             idle.append(two)
         }
-        #expect(turns.map(ObjectIdentifier.init) == (made + made).map(ObjectIdentifier.init))
-        #expect(idle.count == 6)
+        #expect(turns.map(ObjectIdentifier.init) == made.map(ObjectIdentifier.init))
+        // Nothing was set aside at the first take, though no period had been watched.
+        #expect(idle.inTurn == 6)
+
+        // The period over: four were in turn even at the busiest moment, and leave it from the front.
+        let first = idle.take(at: end - 1), next = idle.take(at: end)
+        #expect(first === made[0] && next === made[5])
+        #expect(idle.inTurn == 0 && idle.count == 4)
+        // More at once than in turn: those set aside, the one set aside last first.
+        let third = idle.take(at: end), fourth = idle.take(at: end)
+        #expect(third === made[4] && fourth === made[3])
+        #expect(idle.connections.map(ObjectIdentifier.init) == [made[1], made[2]].map(ObjectIdentifier.init))
+        for connection in [made[0], made[5], made[4], made[3]] { idle.append(connection) }
+        // That period needed every one in turn: none is set aside at its end.
+        let later = idle.take(at: end + IdleConnections.period)
+        #expect(later === made[0] && idle.inTurn == 3)
+        #expect(idle.connections.map(ObjectIdentifier.init) == [made[1], made[2], made[5], made[4], made[3]].map(ObjectIdentifier.init))
+        // One set aside can still be retired, and the turn goes on.
+        let removed = idle.remove(made[2])
+        #expect(removed && idle.count == 4)
+        let after = idle.take(at: end + IdleConnections.period)
+        #expect(after === made[5])
     }
 
     @Test("a retired connection leaves its place wherever it is; the rest keep their order")
@@ -112,7 +133,7 @@ struct UpstreamPoolIdleTests {
         let made = try (0..<5).map { _ in try connections.make(a) }
         var idle = IdleConnections()
         for connection in made { idle.append(connection) }
-        _ = idle.take()  // the head moves off slot 0
+        _ = idle.take(at: 0)  // the head moves off slot 0
         let removed = idle.remove(made[2]), removedTwice = idle.remove(made[2])
         let removedTaken = idle.remove(made[0])  // taken already
         #expect(removed && !removedTwice && !removedTaken)
@@ -120,7 +141,7 @@ struct UpstreamPoolIdleTests {
         var merged = IdleConnections()
         merged.append(contentsOf: renamed)
         #expect(merged.connections.map(ObjectIdentifier.init) == [made[1], made[3], made[4]].map(ObjectIdentifier.init))
-        let first = merged.take(), second = merged.take(), third = merged.take(), none = merged.take()
+        let first = merged.take(at: 0), second = merged.take(at: 0), third = merged.take(at: 0), none = merged.take(at: 0)
         #expect(first === made[1] && second === made[3] && third === made[4] && none == nil)
     }
 

@@ -14,14 +14,15 @@ import Foundation
 /// came through at 0.8 × the rate; bench/README.md, "The pool's order").
 ///
 /// Turns over more connections than the load needs cost CPU instead (16
-/// clients over some 130 connections: 20.5 µs a request against 18.1 over
-/// their own), so connections the load did not need are set aside: when a
-/// `period` with exchanges ends, as many as were still idle in turn at its
-/// busiest moment (the fewest in turn after any take) leave the turn, from
-/// its front. They are handed out only when none is in turn, the one set
-/// aside last first, and otherwise idle out through `timeouts.idle`, as a
-/// surplus left by a burst should. A period without exchanges says nothing
-/// of the need and sets none aside.
+/// clients after a load of 128: 18.1–19.4 µs a request, against 17.4–18.3
+/// with the turn kept to the need; bench/README.md), so connections the
+/// load did not need are set aside: when a `period` with exchanges ends, as
+/// many as were still idle in turn at its busiest moment (the fewest in
+/// turn after any take) leave the turn, from its front. They are handed out
+/// only when none in turn is idle, the one set aside last first, and
+/// otherwise idle out through `timeouts.idle`, as a surplus left by a burst
+/// should. A period without exchanges says nothing of the need and sets
+/// none aside.
 struct IdleConnections {
     /// A ring, in turn order from `head`: taking the front moves nothing
     /// (an array's front removal moves every later element). Its capacity is

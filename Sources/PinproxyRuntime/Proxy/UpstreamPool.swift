@@ -38,10 +38,17 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// written only by `renew`, on this loop, so no dynamic exclusivity check.
     @exclusivity(unchecked) private(set) var generation: Int
 
-    init(sessionLimit: Int = UpstreamPool.defaultSessionLimit, generation: Int = 1) {
+    /// The milliseconds `IdleConnections` measures its periods in: the
+    /// coarse monotonic clock, or a fixed one for a test whose order must not
+    /// depend on how long the machine took between two takes.
+    private let now: () -> Int64
+
+    init(sessionLimit: Int = UpstreamPool.defaultSessionLimit, generation: Int = 1,
+         now: @escaping () -> Int64 = IdleConnections.now) {
         precondition(sessionLimit > 0, "a session limit of at least one")
         self.sessionLimit = sessionLimit
         self.generation = generation
+        self.now = now
     }
 
     /// The key of `host`, `port`, `rule` and `generation`: the one made for
@@ -69,11 +76,11 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     func take(_ key: PoolKey) -> UpstreamConnection? {
         let taken: UpstreamConnection
         if key == frontKey {
-            guard !frontList.isEmpty, let connection = frontList.take(at: IdleConnections.now()) else { return nil }
+            guard !frontList.isEmpty, let connection = frontList.take(at: now()) else { return nil }
             taken = connection
         } else {
             guard let index = idle.index(forKey: key),
-                  let connection = idle.values[index].take(at: IdleConnections.now()) else { return nil }
+                  let connection = idle.values[index].take(at: now()) else { return nil }
             if idle.values[index].isEmpty { idle.remove(at: index) }
             taken = connection
         }

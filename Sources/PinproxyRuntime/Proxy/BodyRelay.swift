@@ -33,6 +33,11 @@ struct BodyRelay {
 
     var isComplete: Bool { if case .done = state { return true } else { return false } }
 
+    /// Whether the body is chunked: only then has it framing of its own to
+    /// check (`bufferedFramingError`). Asking this first spares the caller a
+    /// copy of the relay (and its framer) for every other body.
+    var isChunked: Bool { if case .chunked = state { return true } else { return false } }
+
     /// The framing error in the body bytes `source` already holds, if any,
     /// found without moving or draining them (SPEC §3: body bytes that arrived
     /// with the head are validated before the head goes upstream, so an

@@ -77,9 +77,18 @@ public enum ResponseHeadParser {
         case .needMore: return incomplete()
         case .invalid(let reason): return invalid(reason)
         case let .complete(fields, end):
-            return assemble(version: version, status: status, reason: HTTPSyntax.string(bytes, reasonRange),
+            return assemble(version: version, status: status, reason: reasonPhrase(bytes, reasonRange),
                             fields: fields, requestMethod: requestMethod, consumed: end)
         }
+    }
+
+    /// The reason phrase as a String: the phrase nearly every response
+    /// carries is the literal, not decoded from the bytes for each response.
+    private static func reasonPhrase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        if range.count == 2 && bytes[range.lowerBound] == UInt8(ascii: "O") && bytes[range.lowerBound + 1] == UInt8(ascii: "K") {
+            return "OK"
+        }
+        return HTTPSyntax.string(bytes, range)
     }
 
     private static func assemble(version: HTTPVersion, status: Int, reason: String, fields: FieldSection,

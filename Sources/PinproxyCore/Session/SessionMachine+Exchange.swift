@@ -18,12 +18,14 @@ extension SessionMachine {
     }
 
     mutating func responseHead(_ result: HeadParseResult<HTTPResponseHead>, into actions: inout [SessionAction]) {
-        guard case .attached? = exchange?.upstream, exchange?.responseHeadSent == false,
-              let upstream = exchange?.routed.upstream else { return }
+        // The upstream's endpoint is bound only where a failure names it:
+        // copying it out of the exchange retains its host for every response.
+        guard case .attached? = exchange?.upstream, exchange?.responseHeadSent == false else { return }
         switch result {
         case .incomplete:
             return
         case let .invalid(error):
+            guard let upstream = exchange?.routed.upstream else { return }
             return end(CloseReason(.invalidResponse(upstream, reason: error.reason), in: .response), into: &actions)
         case let .complete(head, consumed):
             if head.isInformational {
@@ -60,13 +62,13 @@ extension SessionMachine {
     }
 
     mutating func responseBody(_ body: BodyProgress, into actions: inout [SessionAction]) {
-        guard exchange?.responseHeadSent == true, exchange?.responseComplete == false,
-              let upstream = exchange?.routed.upstream else { return }
+        guard exchange?.responseHeadSent == true, exchange?.responseComplete == false else { return }
         switch body {
         case .complete:
             exchange?.responseComplete = true
             finishIfDone(into: &actions)
         case let .invalid(error):
+            guard let upstream = exchange?.routed.upstream else { return }
             end(CloseReason(.invalidResponse(upstream, reason: error.reason), in: .responseBody), into: &actions)
         case .needMore:
             break

@@ -114,6 +114,15 @@ struct ResponseHeadParserTests {
         #expect(head.fields == [HTTPField(name: "X-A", value: "1"), HTTPField(name: "Content-Length", value: "0")])
     }
 
+    /// "OK" is returned as a literal rather than decoded; every other phrase,
+    /// however close to it, must still be the received bytes.
+    @Test("the reason phrase is the received bytes, the common OK included",
+          arguments: ["OK", "Ok", "ok", "O", "OKAY", "OK ", " OK", "K", "", "No Content"])
+    func reasonPhraseAsReceived(phrase: String) throws {
+        let head = try #require(HTTPTestSupport.responseHead("HTTP/1.1 200 \(phrase)\r\nContent-Length: 0\r\n\r\n"))
+        #expect(head.reason == phrase)
+    }
+
     @Test("a response head over the limit is refused while still incomplete")
     func tooLarge() {
         let result = HTTPTestSupport.parseResponse("HTTP/1.1 200 OK\r\nX: 01234567890123456789",

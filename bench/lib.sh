@@ -280,6 +280,18 @@ context_switches() {
         /proc/"$1"/task/*/status 2>/dev/null || true
 }
 
+# preemptions PID — involuntary context switches so far of PID's threads and its children's
+# (nginx's and stunnel's workers), summed: how often the scheduler stopped the proxy for
+# another task on its CPU, an upstream worker woken there by the proxy's own write, say.
+preemptions() {
+    local total=0 p n
+    for p in $(proc_tree "$1"); do
+        n="$(awk '/^nonvoluntary_ctxt_switches:/ {n += $2} END {print n + 0}' /proc/"$p"/task/*/status 2>/dev/null)" || continue
+        total=$((total + ${n:-0}))
+    done
+    echo "$total"
+}
+
 # callgrind_run BINARY CONFIG PORT COUNT OUTFILE ERRLOG — runs `BINARY run --config CONFIG`
 # under callgrind (profile in OUTFILE), sends COUNT sequential fresh-connection requests
 # (requests.py) to PORT and stops it. Not in a subshell, so cleanup_started knows the pid.

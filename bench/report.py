@@ -93,7 +93,39 @@ def throughput(raw_path, results_path):
             print()
     print(f"medians of {max(s['rounds'] for s in summary.values())} interleaved rounds; CSV: {results_path}")
     paired_ratios(rows, workloads, targets)
+    preemption_rounds(rows, workloads)
     steal_note(rows)
+
+
+def preemption_rounds(rows, workloads):
+    """pinproxy's and HAProxy's p99 in each round of the keep-alive workloads, each beside the
+    proxy's preemptions per 1,000 requests in that run.
+
+    On this two-CPU machine an upstream worker woken by the proxy's write may be placed on the
+    proxy's CPU and stay there, preempting the proxy for about every request written to it;
+    either proxy falls into that state in some runs and not in others (bench/README.md,
+    cpu-share.sh), and the p99 of a run moves with it. The comparison of p99s is read with it."""
+    runs = {}
+    for r in rows:
+        if r.get("preempted_per_kreq") not in ("", None) and r["target"] in ("pinproxy", "haproxy"):
+            runs.setdefault(r["workload"], {}).setdefault(r["round"], {})[r["target"]] = r
+    lines = []
+    for w in workloads:
+        if not w.startswith("ka-") or w not in runs:
+            continue
+        cells = []
+        for n, pair in runs[w].items():
+            if "pinproxy" in pair and "haproxy" in pair:
+                p, h = pair["pinproxy"], pair["haproxy"]
+                cells.append(f"{number(p['p99_ms']):.2f} ({number(p['preempted_per_kreq']):.0f}) / "
+                             f"{number(h['p99_ms']):.2f} ({number(h['preempted_per_kreq']):.0f})")
+        if cells:
+            lines.append(f"{w:<15} " + "   ".join(cells))
+    if lines:
+        print()
+        print("p99 ms (preemptions per 1,000 requests), pinproxy / haproxy, each round")
+        for line in lines:
+            print(line)
 
 
 def paired_ratios(rows, workloads, targets):

@@ -275,18 +275,20 @@ to_ms() { # wrk latency "123.45us" / "1.20ms" / "1.01s" → milliseconds
 }
 
 # wrk_run URL PID WRK_ARGS... — one warm-up and one measured wrk run on the client CPU; sets
-# OUT_TEXT (wrk's output), TICKS (PID's CPU ticks during the measured run) and STEAL_PCT (the
-# share of the host's CPU time the hypervisor took meanwhile, /proc/stat).
+# OUT_TEXT (wrk's output), TICKS (PID's CPU ticks during the measured run), PREEMPTED (its
+# involuntary context switches meanwhile) and STEAL_PCT (the share of the host's CPU time the
+# hypervisor took meanwhile, /proc/stat).
 wrk_run() {
     local url="$1" pid="$2"; shift 2
     taskset -c "$CLIENT_CPUS" wrk "$@" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
-    local before after steal_before steal_after start_ns end_ns
-    before="$(cpu_ticks "$pid")"
+    local before after steal_before steal_after start_ns end_ns preempted_before
+    before="$(cpu_ticks "$pid")"; preempted_before="$(preemptions "$pid")"
     steal_before="$(steal_ticks)"; start_ns="$(date +%s%N)"
     OUT_TEXT="$(taskset -c "$CLIENT_CPUS" wrk "$@" -d"${DURATION}s" "$url" 2>&1)" || true
     steal_after="$(steal_ticks)"; end_ns="$(date +%s%N)"
     after="$(cpu_ticks "$pid")"
     TICKS=$((after - before))
+    PREEMPTED=$(($(preemptions "$pid") - preempted_before))
     STEAL_PCT="$(awk -v s=$((steal_after - steal_before)) -v ns=$((end_ns - start_ns)) -v hz="$(getconf CLK_TCK)" \
         -v cpus="$(nproc)" 'BEGIN { printf "%.1f", 100 * s / hz / (ns / 1e9) / cpus }')"
 }
@@ -303,13 +305,13 @@ measure() {
     url="$(url_for "$target" "$path")"
     local args=(-t1 -c"$conns" --timeout 5s --latency)
     [ -n "$header" ] && args+=(-H "$header")
-    local pid="${PID[$target]}" hz out ticks steal attempt attempts
+    local pid="${PID[$target]}" hz out ticks steal preempted attempt attempts
     hz="$(getconf CLK_TCK)"
     for ((attempt = 1; attempt <= STEAL_RETRIES + 1; attempt++)); do
         attempts="$attempt"
         wrk_run "$url" "$pid" "${args[@]}"
         if [ "$attempt" -eq 1 ] || awk -v a="$STEAL_PCT" -v b="$steal" 'BEGIN { exit !(a < b) }'; then
-            out="$OUT_TEXT"; ticks="$TICKS"; steal="$STEAL_PCT"
+            out="$OUT_TEXT"; ticks="$TICKS"; steal="$STEAL_PCT"; preempted="$PREEMPTED"
         fi
         awk -v a="$STEAL_PCT" -v l="$STEAL_LIMIT" 'BEGIN { exit !(a <= l) }' && break
         if [ "$attempt" -le "$STEAL_RETRIES" ]; then
@@ -318,7 +320,7 @@ measure() {
             sleep "$STEAL_PAUSE"
         fi
     done
-    local requests rps p50 p99 errors non2xx rss cpu_us
+    local requests rps p50 p99 errors non2xx rss cpu_us preempted_kreq=""
     requests="$(awk '/requests in/ {print $1}' <<< "$out")"
     rps="$(awk '/^Requests\/sec:/ {print $2}' <<< "$out")"
     p50="$(to_ms "$(awk '$1 == "50%" {print $2}' <<< "$out")")"
@@ -334,13 +336,14 @@ measure() {
         rss=""
     else
         cpu_us="$(awk -v d="$ticks" -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / hz / n }')"
+        preempted_kreq="$(awk -v p="$preempted" -v n="$requests" 'BEGIN { printf "%.1f", p * 1000 / n }')"
     fi
-    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss,$steal,$attempts" >> "$RAW"
-    log "round $round  $(printf '%-15s %-9s' "$name" "$target") $(printf '%10s req/s  p50 %8s ms  p99 %8s ms  cpu %6s us/req  rss %6s KiB  steal %4s %%  errors %s' \
-        "$rps" "$p50" "$p99" "${cpu_us:--}" "${rss:--}" "$steal" "$errors")"
+    echo "$round,$name,$target,$conns,$requests,$rps,$p50,$p99,$errors,$cpu_us,$rss,$steal,$attempts,$preempted_kreq" >> "$RAW"
+    log "round $round  $(printf '%-15s %-9s' "$name" "$target") $(printf '%10s req/s  p50 %8s ms  p99 %8s ms  cpu %6s us/req  rss %6s KiB  preempted %5s /1k req  steal %4s %%  errors %s' \
+        "$rps" "$p50" "$p99" "${cpu_us:--}" "${rss:--}" "${preempted_kreq:--}" "$steal" "$errors")"
 }
 
-echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib,steal_pct,attempts" > "$RAW"
+echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib,steal_pct,attempts,preempted_per_kreq" > "$RAW"
 log "proxies on CPU $PROXY_CPUS with $WORKERS thread/worker each, wrk (1 thread) on CPU $CLIENT_CPUS, upstream nginx (2 workers) ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned}"
 log "$ROUNDS rounds x ${#WORKLOADS[@]} workloads x $(wc -w <<< "$TARGETS") targets, ${DURATION}s each after ${WARMUP}s warm-up"
 read -r -a target_list <<< "$TARGETS"
@@ -365,7 +368,7 @@ if [ "$HANDSHAKE" = 1 ]; then
     HANDSHAKE_TARGETS=(pinproxy-fresh pinproxy-fresh-ca stunnel-fresh stunnel)
     for name in pinproxy-fresh pinproxy-fresh-ca stunnel-fresh; do start_proxy "$name"; done
     case " $TARGETS " in *" stunnel "*) ;; *) start_proxy stunnel ;; esac
-    echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib,steal_pct,attempts" > "$RAW"
+    echo "round,workload,target,connections,requests,rps,p50_ms,p99_ms,errors,cpu_us_per_req,rss_kib,steal_pct,attempts,preempted_per_kreq" > "$RAW"
     log "handshake cost: $ROUNDS rounds x ${#HANDSHAKE_TARGETS[@]} targets, Connection: close, no upstream reuse"
     for ((round = 1; round <= ROUNDS; round++)); do
         if ((round % 2)); then order=("${HANDSHAKE_TARGETS[@]}"); else order=(stunnel stunnel-fresh pinproxy-fresh-ca pinproxy-fresh); fi

@@ -284,10 +284,10 @@ context_switches() {
 # (nginx's and stunnel's workers), summed: how often the scheduler stopped the proxy for
 # another task on its CPU, an upstream worker woken there by the proxy's own write, say.
 preemptions() {
-    local total=0 p n
+    local total=0 p voluntary involuntary
     for p in $(proc_tree "$1"); do
-        n="$(awk '/^nonvoluntary_ctxt_switches:/ {n += $2} END {print n + 0}' /proc/"$p"/task/*/status 2>/dev/null)" || continue
-        total=$((total + ${n:-0}))
+        read -r voluntary involuntary <<< "$(context_switches "$p")"
+        total=$((total + ${involuntary:-0}))
     done
     echo "$total"
 }

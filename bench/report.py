@@ -114,7 +114,7 @@ def preemption_rounds(rows, workloads):
         if not w.startswith("ka-") or w not in runs:
             continue
         cells = []
-        for n, pair in runs[w].items():
+        for pair in runs[w].values():
             if "pinproxy" in pair and "haproxy" in pair:
                 p, h = pair["pinproxy"], pair["haproxy"]
                 cells.append(f"{number(p['p99_ms']):.2f} ({number(p['preempted_per_kreq']):.0f}) / "

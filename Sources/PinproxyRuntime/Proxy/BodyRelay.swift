@@ -34,8 +34,7 @@ struct BodyRelay {
     var isComplete: Bool { if case .done = state { return true } else { return false } }
 
     /// Whether the body is chunked: only then has it framing of its own to
-    /// check (`bufferedFramingError`). Asking this first spares the caller a
-    /// copy of the relay (and its framer) for every other body.
+    /// check (`bufferedFramingError`).
     var isChunked: Bool { if case .chunked = state { return true } else { return false } }
 
     /// The framing error in the body bytes `source` already holds, if any,

@@ -15,7 +15,7 @@ extension ClientSession {
         policy.counters.lane(worker.index).requests.add()
         beginAccessRecord(target: endpoint, rule: rule)
         // SPEC §3: chunk framing that arrived with the head is checked before anything goes upstream.
-        if exchange.requestBody.isChunked, let error = exchange.requestBody.bufferedFramingError(in: client.input) {
+        if let error = exchange.bufferedRequestFramingError(in: client) {
             return handle(.requestBody(.invalid(error)))
         }
         if let reserved = takeReservedUpstream(for: exchange.poolKey) {
@@ -74,7 +74,7 @@ extension ClientSession {
         // timer has been counting its idle time since the last response (and a
         // new one's its handshake, when timeouts.handshake is as long).
         connection.stream.restartReadTimeout()
-        if exchange.requestBody.isChunked, let error = exchange.requestBody.bufferedFramingError(in: client.input) {
+        if let error = exchange.bufferedRequestFramingError(in: client) {
             return handle(.requestBody(.invalid(error)))
         }
         handle(.upstreamReady(pooled: pooled, reported: reported))

@@ -33,6 +33,18 @@ final class Exchange {
 
     // MARK: the bodies, with back-pressure both ways (SPEC §3)
 
+    /// The framing error in the request body bytes `client` already sent, if
+    /// any (`BodyRelay.bufferedFramingError`). Only a chunked body has framing
+    /// to check; asking the relay's state first reads it in place, where
+    /// calling the walk copies the relay and its framer out of this object
+    /// (callgrind: 347 instructions per keep-alive request). Inlined into its
+    /// two callers: as a call it cost 80 more.
+    @inline(__always)
+    func bufferedRequestFramingError(in client: ByteStream) -> HTTPError? {
+        guard requestBody.isChunked else { return nil }
+        return requestBody.bufferedFramingError(in: client.input)
+    }
+
     /// Moves what `client` sent of the request body upstream; when the
     /// upstream's output is full, stops reading the client until it drains
     /// (`resumeRequest`). Nil without an upstream connection.

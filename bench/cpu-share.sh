@@ -8,6 +8,7 @@
 #   bench/cpu-share.sh                          # wrk c128, keep-alive GETs of 100 B, 3 s
 #   CONNECTIONS=16 DURATION=5 ROUNDS=4 ...      # other loads
 #   UPSTREAM_CPUS=0 bench/cpu-share.sh          # the upstream's workers pinned (here beside wrk)
+#   MODE=close CONNECTIONS=16 bench/cpu-share.sh  # every request with Connection: close
 #
 # Both proxies (pinproxy's release build with one loop, the pinned gateway of bench/run.sh;
 # HAProxy as bench/run.sh configures it) run on PROXY_CPUS and serve the same nginx TLS
@@ -27,6 +28,12 @@ ROUNDS="${ROUNDS:-3}"
 PROXY_CPUS="${PROXY_CPUS:-1}"
 CLIENT_CPUS="${CLIENT_CPUS:-0}"
 UPSTREAM_CPUS="${UPSTREAM_CPUS:-}"
+MODE="${MODE:-keep-alive}"
+case "$MODE" in
+    keep-alive) HEADER=() ;;
+    close) HEADER=(-H "Connection: close") ;;
+    *) die "MODE is keep-alive or close, not $MODE" ;;
+esac
 PORT_BASE="${PORT_BASE:-28540}"
 UP_PORT=$((PORT_BASE + 0))
 WORK="$BENCH_DIR/out/cpu-share"
@@ -57,17 +64,17 @@ for target in pinproxy haproxy; do
     TIDS[$target]="$(ls "/proc/$PROXY_PID/task" | paste -sd,)"
 done
 
-log "wrk c$CONNECTIONS for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; upstream nginx (2 workers) ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned}"
+log "wrk c$CONNECTIONS $MODE for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; upstream nginx (2 workers) ${UPSTREAM_CPUS:+on CPU }${UPSTREAM_CPUS:-unpinned}"
 # Warm-up: the pools' upstream connections and the first TLS handshakes are not traced.
 for target in pinproxy haproxy; do
-    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:${PORT[$target]}/100b" > /dev/null
+    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s ${HEADER[@]+"${HEADER[@]}"} "http://127.0.0.1:${PORT[$target]}/100b" > /dev/null
 done
 for ((round = 1; round <= ROUNDS; round++)); do
     # Alternate the order every round, as bench/run.sh does.
     if ((round % 2)); then order=(pinproxy haproxy); else order=(haproxy pinproxy); fi
     for target in "${order[@]}"; do
         name="$target.$round"
-        taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+        taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency ${HEADER[@]+"${HEADER[@]}"} \
             "http://127.0.0.1:${PORT[$target]}/100b" > "$WORK/wrk.$name" &
         wrk_pid=$!
         sleep $(((DURATION - 1) / 2))

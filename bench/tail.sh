@@ -8,6 +8,7 @@
 #   bench/tail.sh                                     # wrk c128, 100 B GETs, 4 s, 6 rounds
 #   PINPROXY_BINS="/tmp/before .build/release/pinproxy" bench/tail.sh   # A/B two builds
 #   CONNECTIONS=16 DURATION=5 ROUNDS=8 REUSEPORT=0 ...
+#   MODE=close CONNECTIONS=16 ...                     # every request with Connection: close
 #   URL_PATH=/1m CONNECTIONS=16 WARM=128 GAP=3 ...    # 1 MiB GETs, each run after 2 s of c128
 #                                                     # 100 B GETs and a 3 s pause, as a pool
 #                                                     # meets them in make bench
@@ -28,6 +29,12 @@ URL_PATH="${URL_PATH:-/100b}"
 WARM="${WARM:-0}"
 GAP="${GAP:-0}"
 REUSEPORT="${REUSEPORT:-1}"
+MODE="${MODE:-keep-alive}"
+case "$MODE" in
+    keep-alive) HEADER=() ;;
+    close) HEADER=(-H "Connection: close") ;;
+    *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
+esac
 PROXY_CPUS="${PROXY_CPUS:-1}"
 CLIENT_CPUS="${CLIENT_CPUS:-0}"
 PINPROXY_BINS="${PINPROXY_BINS:-$PINPROXY_BIN}"
@@ -82,9 +89,9 @@ worker_ticks() {
     for pid in $WORKER_PIDS; do cpu_ticks "$pid"; done | paste -sd' '
 }
 
-log "wrk c$CONNECTIONS for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; nginx (2 workers$([ "$REUSEPORT" = 1 ] && echo ", reuseport")) unpinned"
+log "wrk c$CONNECTIONS $MODE for ${DURATION}s per run on CPU $CLIENT_CPUS; proxies on CPU $PROXY_CPUS; nginx (2 workers$([ "$REUSEPORT" = 1 ] && echo ", reuseport")) unpinned"
 for target in "${TARGETS[@]}"; do
-    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:${PORT[$target]}$URL_PATH" > /dev/null
+    taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d1s ${HEADER[@]+"${HEADER[@]}"} "http://127.0.0.1:${PORT[$target]}$URL_PATH" > /dev/null
 done
 for ((round = 1; round <= ROUNDS; round++)); do
     order=("${TARGETS[@]}")
@@ -99,7 +106,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         fi
         proxy_before=$(cpu_ticks "${PID[$target]}")
         workers_before=$(worker_ticks)
-        taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" -s "$BENCH_DIR/tail.lua" \
+        taskset -c "$CLIENT_CPUS" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" ${HEADER[@]+"${HEADER[@]}"} -s "$BENCH_DIR/tail.lua" \
             "http://127.0.0.1:${PORT[$target]}$URL_PATH" > "$WORK/wrk.out"
         proxy_after=$(cpu_ticks "${PID[$target]}")
         workers_after=$(worker_ticks)

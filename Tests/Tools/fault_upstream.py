@@ -17,6 +17,9 @@ treats every connection according to --mode, one thread per connection:
                     then drain (lingering close, as nginx does) and close
   cl-and-te         complete the handshake, read the request head, answer with
                     both Content-Length and Transfer-Encoding: chunked
+  bad-chunk         complete the handshake, read the request head, answer with
+                    a chunked body whose framing breaks where the request
+                    path says (BAD_CHUNK_BODIES), head and body in one write
   plain-http        no TLS at all: read what arrives (a ClientHello) and answer
                     400 in plain HTTP, as an HTTP server on that port would
 
@@ -31,15 +34,28 @@ LOCK = threading.Lock()
 HOLD_SECONDS = 30  # how long a stalling mode keeps a connection before giving up
 
 
+# bad-chunk's bodies by request path: each breaks chunk framing (RFC 9112 §7.1) at another
+# place, after a first chunk "hello" where there is one.
+BAD_CHUNK_BODIES = {
+    "/first-size": b"zz\r\nhello\r\n0\r\n\r\n",
+    "/later-size": b"5\r\nhello\r\nx5\r\nworld\r\n0\r\n\r\n",
+    "/overflowing-size": b"5\r\nhello\r\nffffffffffffffff\r\nworld\r\n0\r\n\r\n",
+    "/extension": b"5\r\nhello\r\n5;\x01\r\nworld\r\n0\r\n\r\n",
+    "/bare-lf": b"5\r\nhello\r\n5\nworld\r\n0\r\n\r\n",
+    "/data-end": b"5\r\nhelloXX0\r\n\r\n",
+    "/trailer": b"5\r\nhello\r\n0\r\nX-Trailer: a\r\n folded\r\n\r\n",
+}
+
+
 def read_head(tls):
-    """Reads until the end of a request head; returns its length in bytes."""
+    """Reads until the end of a request head; returns it."""
     data = b""
     while b"\r\n\r\n" not in data:
         piece = tls.recv(65536)
         if not piece:
             raise EOFError("peer closed before the end of the request head")
         data += piece
-    return len(data)
+    return data
 
 
 def hold(sock):
@@ -71,7 +87,8 @@ def serve_tls(raw, context, opts, summary):
     tls = context.wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
     tls.do_handshake()
     summary["handshake_ok"] = True
-    summary["head_bytes"] = read_head(tls)
+    head = read_head(tls)
+    summary["head_bytes"] = len(head)
     mode = opts.mode
     if mode == "stall-response":
         hold(tls)
@@ -110,6 +127,10 @@ def serve_tls(raw, context, opts, summary):
         tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
                     b"5\r\nhello\r\n0\r\n\r\n")
         hold(tls)
+    elif mode == "bad-chunk":
+        path = head.split(b" ", 2)[1].decode("ascii", "replace")
+        tls.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + BAD_CHUNK_BODIES[path])
+        hold(tls)
     tls.close()
 
 
@@ -132,7 +153,8 @@ def handle(raw, context, opts):
                     events.write(json.dumps(summary) + "\n")
 
 
-MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "early-answer", "cl-and-te", "plain-http"]
+MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "early-answer", "cl-and-te", "bad-chunk",
+         "plain-http"]
 
 
 def main():

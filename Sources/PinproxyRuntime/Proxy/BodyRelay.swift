@@ -37,18 +37,20 @@ struct BodyRelay {
     /// check (`bufferedFramingError`).
     var isChunked: Bool { if case .chunked = state { return true } else { return false } }
 
-    /// The framing error in the body bytes `source` already holds, if any,
-    /// found without moving or draining them (SPEC §3: body bytes that arrived
-    /// with the head are validated before the head goes upstream, so an
-    /// invalid chunk-size line already received means nothing is sent).
+    /// The framing error in the body bytes `source` already holds from
+    /// `start` on, if any, found without moving or draining them (SPEC §3:
+    /// body bytes that arrived with the head are validated before the head
+    /// goes on, so an invalid chunk-size line already received means the
+    /// head is not sent: a request gets its 400 with nothing sent upstream,
+    /// a response its 502 with nothing sent to the client).
     ///
     /// Walks a copy of the framer over the buffered bytes: control lines are
     /// copied out (bounded), chunk data is skipped by offset and never read.
     /// Only chunked bodies have framing to check; other bodies are opaque.
-    func bufferedFramingError(in source: EventBuffer) -> HTTPError? {
+    func bufferedFramingError(in source: EventBuffer, from start: Int = 0) -> HTTPError? {
         guard case var .chunked(framer) = state else { return nil }
         let buffered = source.count
-        var offset = 0
+        var offset = start
         while offset < buffered {
             var step = source.withCopy(from: offset, count: 64) { framer.next($0) }
             if case .needMore = step, buffered - offset > 64 {

@@ -185,8 +185,21 @@ extension ClientSession {
             let result = upstream.stream.input.withContiguousPrefix(count: limits.maxHeaderBytes + 1) {
                 ResponseHeadParser.parse($0, requestMethod: method, limits: limits, buffers: &worker.headBuffers)
             }
-            return handle(.responseHead(result))
+            return handle(.responseHead(refusingInvalidBufferedBody(result, in: upstream.stream.input)))
         }
         handle(.responseBody(exchange.pumpResponse(to: client)))
+    }
+
+    /// SPEC §3 for responses as for requests: chunk framing that arrived with
+    /// a final head is checked before the head is sent, so an invalid chunk
+    /// line already received gets the client a `502 http_protocol_error`
+    /// instead of a head cut off after it. (Found later, the connection is
+    /// cut: nothing meaningful can follow a partial response.) Only a chunked
+    /// body has framing of its own to check.
+    private func refusingInvalidBufferedBody(_ result: HeadParseResult<HTTPResponseHead>,
+                                             in input: EventBuffer) -> HeadParseResult<HTTPResponseHead> {
+        guard case let .complete(head, consumed) = result, head.bodyFraming == .chunked,
+              let error = BodyRelay(framing: .chunked).bufferedFramingError(in: input, from: consumed) else { return result }
+        return .invalid(HTTPError(status: 502, reason: error.reason))
     }
 }

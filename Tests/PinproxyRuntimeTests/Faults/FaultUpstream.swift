@@ -11,6 +11,8 @@ final class FaultUpstream {
         case garbageRecords = "garbage-records"
         case earlyAnswer = "early-answer"
         case contentLengthAndTransferEncoding = "cl-and-te"
+        /// A chunked body whose framing breaks where the request path says.
+        case invalidChunkFraming = "bad-chunk"
         /// No TLS: an HTTP server on the port the request goes to.
         case plainHTTP = "plain-http"
     }

@@ -140,4 +140,27 @@ struct UpstreamFaultTests {
         try bed.expectNextRequestServed()
         #expect(bed.waitForNoSockets().total == 0)
     }
+
+    /// SPEC §3: an invalid response is not relayed. Chunk framing that
+    /// arrived with the head is checked before the head goes to the client,
+    /// wherever in the body the framing breaks.
+    @Test("chunk framing broken in bytes that came with the head: 502 http_protocol_error, nothing relayed", arguments: [
+        ("/first-size", "invalid chunk size"),
+        ("/later-size", "invalid chunk size"),
+        ("/overflowing-size", "chunk size overflow"),
+        ("/extension", "invalid chunk extension"),
+        ("/bare-lf", "bare lf in chunk line"),
+        ("/data-end", "missing crlf after chunk data"),
+        ("/trailer", "invalid trailer: obs-fold or whitespace at line start"),
+    ])
+    func invalidChunkFramingWithHead(path: String, reason: String) throws {
+        let bed = try FaultBed(hostile: .fault(.invalidChunkFraming))
+        let result = try Curl.run(bed.proxyArguments + [bed.hostileURL(path)], timeout: 10)
+        #expect(result.exitCode == 0)
+        #expect(result.status == 502)
+        #expect(result.header("proxy-status") == #"pinproxy; error=http_protocol_error; details="\#(reason)""#)
+        #expect(!result.bodyText.contains("hello"))
+        try bed.expectNextRequestServed()
+        #expect(bed.waitForNoSockets().total == 0)
+    }
 }

@@ -1,7 +1,8 @@
 /// Standard reason phrases (RFC 9110 §15, RFC 6585, RFC 5842) for the statuses
-/// pinproxy writes itself, and as a fallback when an upstream sends none.
-enum HTTPStatusReason {
-    static func phrase(for status: Int) -> String {
+/// pinproxy writes itself (the proxy's answers and the admin listener's),
+/// and as a fallback when an upstream sends none.
+public enum HTTPStatusReason {
+    public static func phrase(for status: Int) -> String {
         switch status {
         case 100: "Continue"
         case 103: "Early Hints"

@@ -58,21 +58,22 @@ final class AdminServer {
 }
 
 /// What the admin listener sends back for one request.
+/// The reason phrase is the status's own (`HTTPStatusReason`), so no answer
+/// can pair a status with another's phrase.
 struct AdminAnswer {
     var status: Int
-    var reason: String
     var contentType: String
     var body: [UInt8]
     var extraFields: [(String, String)] = []
 
-    static func text(_ status: Int, _ reason: String, _ message: String, extraFields: [(String, String)] = []) -> AdminAnswer {
-        AdminAnswer(status: status, reason: reason, contentType: "text/plain; charset=utf-8",
+    static func text(_ status: Int, _ message: String, extraFields: [(String, String)] = []) -> AdminAnswer {
+        AdminAnswer(status: status, contentType: "text/plain; charset=utf-8",
                     body: Array((message + "\n").utf8), extraFields: extraFields)
     }
 
     /// The whole response; HEAD gets the head only (RFC 9110 §9.3.2).
     func serialise(headOnly: Bool) -> [UInt8] {
-        var head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
+        var head = "HTTP/1.1 \(status) \(HTTPStatusReason.phrase(for: status))\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
         head += "Cache-Control: no-store\r\nConnection: close\r\n"
         for (name, value) in extraFields { head += "\(name): \(value)\r\n" }
         head += "\r\n"
@@ -117,10 +118,10 @@ final class AdminConnection: ByteStreamDelegate {
         switch result {
         case .incomplete:
             if stream.input.count > AdminServer.maxHeadBytes {
-                send(.text(431, "Request Header Fields Too Large", "request head too large"), headOnly: false)
+                send(.text(431, "request head too large"), headOnly: false)
             }
         case let .invalid(error):
-            send(.text(error.status, "Bad Request", "malformed request"), headOnly: false)
+            send(.text(error.status, "malformed request: \(error.reason)"), headOnly: false)
         case let .complete(head, _):
             send(answer(head), headOnly: head.method == "HEAD")
         }

@@ -18,7 +18,7 @@ extension Daemon {
 
     func adminAnswer(_ head: HTTPRequestHead) -> AdminAnswer {
         guard head.method == "GET" || head.method == "HEAD" else {
-            return .text(405, "Method Not Allowed", "the admin listener is read-only: GET /metrics or GET /status",
+            return .text(405, "the admin listener is read-only: GET /metrics or GET /status",
                          extraFields: [("Allow", "GET, HEAD")])
         }
         // The query, if any, is ignored (and never logged).
@@ -27,13 +27,13 @@ extension Daemon {
         case "/metrics":
             let text = PrometheusExposition.render(metricsSnapshot(), openSSL: RuntimeVersion.openSSL,
                                                    libevent: RuntimeVersion.libevent)
-            return AdminAnswer(status: 200, reason: "OK", contentType: PrometheusExposition.contentType, body: Array(text.utf8))
+            return AdminAnswer(status: 200, contentType: PrometheusExposition.contentType, body: Array(text.utf8))
         case "/status":
             let now = Date()
-            return AdminAnswer(status: 200, reason: "OK", contentType: "application/json",
+            return AdminAnswer(status: 200, contentType: "application/json",
                                body: StatusDocument.render(metricsSnapshot(), warnings: driftWarnings(at: now), now: now))
         default:
-            return .text(404, "Not Found", "not here: GET /metrics or GET /status")
+            return .text(404, "not here: GET /metrics or GET /status")
         }
     }
 

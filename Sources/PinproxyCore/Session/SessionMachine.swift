@@ -239,7 +239,9 @@ public struct SessionMachine: Sendable {
             return end(CloseReason(.completed, in: .responseBody), into: &actions)
         }
         if exchange?.responseStarted == true {
-            // Mid-body: the client sees a truncated message, as the connection closes.
+            // Mid-body: the connection closes. A client that reads Content-Length or
+            // chunked framing sees a truncated message. A client whose body ends at the
+            // close sees an ordinary end (docs/http.md).
             return abort(CloseReason(.upstreamEndedMidResponse(upstream), in: phase), into: &actions)
         }
         if pooled && exchange?.isRetriable == true && ending.buffered == 0 && !ending.timedOut {

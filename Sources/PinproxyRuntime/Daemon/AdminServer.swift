@@ -73,7 +73,8 @@ struct AdminAnswer {
 
     /// The whole response; HEAD gets the head only (RFC 9110 §9.3.2).
     func serialise(headOnly: Bool) -> [UInt8] {
-        var head = "HTTP/1.1 \(status) \(HTTPStatusReason.phrase(for: status))\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
+        var head = "HTTP/1.1 \(status) \(HTTPStatusReason.phrase(for: status))\r\n"
+        head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
         head += "Cache-Control: no-store\r\nConnection: close\r\n"
         for (name, value) in extraFields { head += "\(name): \(value)\r\n" }
         head += "\r\n"

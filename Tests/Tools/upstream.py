@@ -12,6 +12,15 @@ serves HTTP/1.1 keep-alive over TLS, one thread per connection:
   GET /stats           {"handshakes", "requests", "connections",
                         "app_bytes_received_by_rejected", "open_connections",
                         "slow_in_flight", "max_slow_in_flight", "resumed"}
+  GET /cut/KIND/END    a response cut after its head and "hello": KIND is
+                       `close` (no framing: the body ends at the close) or
+                       `chunked` (one chunk); 0.2 s after the head the
+                       connection ends by END: `notify` (close_notify, then
+                       close: a `close` body is then whole), `eof` (TCP FIN
+                       without close_notify), `reset` (TCP RST), `stall`
+                       (nothing more until the peer closes), or, for
+                       `chunked`, `bad-chunk` (an invalid chunk-size line,
+                       then nothing until the peer closes)
 
 Every connection's summary goes to --events as one JSON line
 ({"handshake_ok", "app_bytes", "requests", "error"}), so a test can prove that a
@@ -22,7 +31,7 @@ request; its application bytes are what would have leaked.
 Fault modes: --stall-handshake (accept TCP, never answer TLS), --close-mid-body
 (send half of a /bytes body after a full Content-Length, then close).
 """
-import argparse, hashlib, json, os, ssl, tempfile, threading, time
+import argparse, hashlib, json, os, socket, ssl, struct, tempfile, threading, time
 
 import peer
 
@@ -97,6 +106,28 @@ def respond(sock, status, headers, body=b"", head_only=False):
     sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + (b"" if head_only else body))
 
 
+def serve_cut(sock, kind, end):
+    """GET /cut/KIND/END: the head and "hello", then the connection ends by END."""
+    framing = [("Transfer-Encoding", "chunked")] if kind == "chunked" else []
+    respond(sock, "200 OK", [("Content-Type", "text/plain")] + framing,
+            b"5\r\nhello\r\n" if kind == "chunked" else b"hello")
+    time.sleep(0.2)  # the head and "hello" are relayed before the end
+    if end == "notify":
+        sock.unwrap()
+    elif end == "eof":
+        sock.shutdown(socket.SHUT_RDWR)  # beneath TLS: no close_notify
+    elif end == "reset":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    elif end in ("bad-chunk", "stall"):
+        if end == "bad-chunk":
+            sock.sendall(b"zz\r\nworld\r\n0\r\n\r\n")
+        try:
+            while sock.recv(65536):
+                pass
+        except (OSError, ssl.SSLError):
+            pass
+
+
 def serve_request(sock, reader, opts):
     """Handles one request; returns (handled a request, keep the connection open)."""
     request_line = reader.line()
@@ -141,6 +172,10 @@ def serve_request(sock, reader, opts):
             respond(sock, "200 OK", [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")] + conn, head_only=True)
             if not head:
                 send_pattern(sock, n, chunked=True)
+    elif (method == "GET" and len(parts) == 4 and parts[1] == "cut" and parts[2] in ("close", "chunked")
+          and parts[3] in ("notify", "eof", "reset", "stall", "bad-chunk")):
+        serve_cut(sock, parts[2], parts[3])
+        return True, False
     elif method == "POST" and target == "/echo-length":
         text = ("%d %s\n" % (len(body), hashlib.sha256(body).hexdigest())).encode()
         respond(sock, "200 OK", [("Content-Type", "text/plain"), ("Content-Length", len(text))] + conn, text)

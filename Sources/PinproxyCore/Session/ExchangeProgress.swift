@@ -41,6 +41,11 @@ public struct ExchangeProgress: Sendable, Hashable {
     public internal(set) var upstreamKeepsAlive = false
     /// The response body ends when the upstream closes (RFC 9112 §6.3 rule 8).
     public internal(set) var responseDelimitedByClose = false
+    /// The body reaches the client delimited by the close: the upstream's
+    /// was, or it was chunked and the client speaks HTTP/1.0, which gets the
+    /// chunk data only. Such a client can tell a cut body from a whole one
+    /// only by how the connection ends.
+    public internal(set) var clientBodyEndsAtClose = false
 
     init(request: HTTPRequestHead, routed: RoutedRequest, rule: String, clientKeepAlive: Bool, connect: Connect? = nil) {
         self.request = request

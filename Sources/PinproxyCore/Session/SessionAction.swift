@@ -57,4 +57,9 @@ public enum SessionAction: Sendable, Hashable {
     case answerAndClose(CloseReason)
     /// Close now (whatever is queued is dropped).
     case close(CloseReason)
+    /// Close now, as `close` does, so that the client can tell its response
+    /// was cut: a TCP reset, and on a TLS client connection no close_notify.
+    /// Its response body was delimited by the close, so an ordinary close
+    /// would look like the body's end (RFC 9112 §8).
+    case reset(CloseReason)
 }

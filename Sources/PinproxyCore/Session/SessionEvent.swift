@@ -65,7 +65,9 @@ public enum UpstreamFailureKind: Sendable, Hashable {
 
 /// How an attached upstream connection ended.
 public struct UpstreamEnd: Sendable, Hashable {
-    /// The upstream closed its side (close_notify or TCP FIN) without an error.
+    /// The upstream closed its side with close_notify: nothing was cut. An
+    /// EOF or a reset beneath TLS is not clean, and leaves a body delimited
+    /// by the close incomplete (RFC 9112 §8).
     public var closedCleanly: Bool
     /// The read or write timeout (`timeouts.idle`) ran out.
     public var timedOut: Bool

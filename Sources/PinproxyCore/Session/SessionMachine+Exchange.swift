@@ -50,6 +50,7 @@ extension SessionMachine {
             exchange?.clientKeepAlive = keepAlive
             exchange?.upstreamKeepsAlive = head.wantsKeepAlive && head.bodyFraming != .untilClose
             exchange?.responseDelimitedByClose = head.bodyFraming == .untilClose
+            exchange?.clientBodyEndsAtClose = head.bodyFraming == .untilClose || dechunked
             exchange?.responseStarted = true
             exchange?.responseHeadSent = true
             exchange?.responseStatus = head.status
@@ -121,15 +122,15 @@ extension SessionMachine {
 
     /// Ends the connection gracefully: `reason`'s answer goes out unless a
     /// response is already under way (then the connection is cut, as nothing
-    /// meaningful can follow a partial response), and it closes once its
-    /// output is written. An attached upstream is closed, never pooled.
+    /// meaningful can follow a partial response: `abort`), and it closes once
+    /// its output is written. An attached upstream is closed, never pooled.
     mutating func end(_ reason: CloseReason, into actions: inout [SessionAction]) {
+        guard exchange?.responseStarted != true || reason.answer == nil else { return abort(reason, into: &actions) }
         releaseAttachedUpstream(into: &actions)
-        let cut = exchange?.responseStarted == true && reason.answer != nil
         if exchange?.connect != nil, state == .exchanging, reason.answer != nil { refusedConnect = true }
         state = .closed
         retireExchange()
-        actions.append(cut ? .close(reason) : .answerAndClose(reason))
+        actions.append(.answerAndClose(reason))
     }
 
     /// Ends the exchange; its request head's arrays go back to `headBuffers`.
@@ -139,12 +140,25 @@ extension SessionMachine {
     }
 
     /// Closes at once, dropping whatever is queued (the peer is gone, or the
-    /// message it was getting can no longer be completed).
+    /// message it was getting can no longer be completed). A client whose
+    /// response body ends at the close, and did not get all of it, is reset:
+    /// RFC 9112 §8 has a client record a message cut by the close as
+    /// incomplete, and a reset (or a TLS close without close_notify) is the
+    /// only way it can tell. Any other client sees a cut from the framing
+    /// (Content-Length or chunked) or from the missing response, and gets an
+    /// ordinary close.
     mutating func abort(_ reason: CloseReason, into actions: inout [SessionAction]) {
+        let resets = cutResponseNeedsReset
         releaseAttachedUpstream(into: &actions)
         state = .closed
         retireExchange()
-        actions.append(.close(reason))
+        actions.append(resets ? .reset(reason) : .close(reason))
+    }
+
+    /// A close now would cut a response whose body reaches the client
+    /// delimited by the close (`abort`): the connection must be reset.
+    public var cutResponseNeedsReset: Bool {
+        exchange?.clientBodyEndsAtClose == true && exchange?.responseComplete == false
     }
 
     private func releaseAttachedUpstream(into actions: inout [SessionAction]) {

@@ -8,7 +8,7 @@
 /// answer (`CloseReason`). `ClientSession` executes it, as `BodyRelay`
 /// executes `ChunkedFramer`.
 ///
-/// Invariants: exactly one `close` or `answerAndClose` is ever emitted; after
+/// Invariants: exactly one `close`, `reset` or `answerAndClose` is ever emitted; after
 /// it every event yields nothing. Nothing is sent upstream for a request the
 /// machine refuses, and an upstream connection is released (pooled or closed)
 /// exactly once per exchange that acquired one.
@@ -239,9 +239,7 @@ public struct SessionMachine: Sendable {
             return end(CloseReason(.completed, in: .responseBody), into: &actions)
         }
         if exchange?.responseStarted == true {
-            // Mid-body: the connection closes. A client that reads Content-Length or
-            // chunked framing sees a truncated message. A client whose body ends at the
-            // close sees an ordinary end (docs/http.md).
+            // Mid-body: the connection is cut (`abort`: reset when the client's body ends at the close).
             return abort(CloseReason(.upstreamEndedMidResponse(upstream), in: phase), into: &actions)
         }
         if pooled && exchange?.isRetriable == true && ending.buffered == 0 && !ending.timedOut {

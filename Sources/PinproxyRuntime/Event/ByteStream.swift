@@ -37,6 +37,10 @@ protocol ByteStream: AnyObject {
     func setWriteTimeout(_ timeout: EventTimeout?)
     /// Closes the connection and frees everything it holds. Idempotent.
     func close()
+    /// The coming `close` resets the connection (TCP RST: SO_LINGER of
+    /// zero) and, on TLS, sends no close_notify, so that the peer sees the
+    /// connection cut, never an orderly end. What is still queued is dropped.
+    func resetOnClose()
 }
 
 /// One method per stream event; the streams' C callbacks only forward here.
@@ -54,9 +58,14 @@ extension ByteStreamDelegate {
 
 /// How a stream stopped working.
 enum StreamEnd: Sendable, Equatable, CustomStringConvertible {
-    /// The peer closed its side cleanly (TCP FIN; close_notify, or a TLS
-    /// peer that closed without one, which framing judges).
+    /// The peer closed its side cleanly: a TCP FIN on a plain socket, a
+    /// close_notify on TLS.
     case endOfStream
+    /// A TLS peer's connection ended without close_notify: an EOF or a reset
+    /// beneath TLS (RFC 9112 §9.8's "incomplete close"). A message whose own
+    /// framing says it is whole is whole; a body delimited by the close is
+    /// cut (RFC 9112 §8), which is what a truncation attack forges.
+    case incompleteClose
     /// A read or write on the socket failed: reset, broken pipe.
     case failed(String)
     /// The TLS layer failed (handshake or record), in OpenSSL's words.
@@ -64,9 +73,13 @@ enum StreamEnd: Sendable, Equatable, CustomStringConvertible {
     /// The read or write timeout ran out.
     case timedOut(reading: Bool)
 
+    /// The peer went away (cleanly or not), as opposed to a failure or a timeout.
+    var isPeerClose: Bool { self == .endOfStream || self == .incompleteClose }
+
     var description: String {
         switch self {
         case .endOfStream: "end of stream"
+        case .incompleteClose: "end of stream without TLS close_notify"
         case let .failed(detail), let .tlsFailed(detail): detail
         case let .timedOut(reading): reading ? "read timeout" : "write timeout"
         }

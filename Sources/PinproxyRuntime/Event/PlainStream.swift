@@ -49,6 +49,10 @@ final class PlainStream: ByteStream, StreamEventsOwner {
 
     func close() { events.close() }
 
+    func resetOnClose() {
+        if isOpen { SocketOptions.resetOnClose(events.descriptor) }
+    }
+
     /// Stops being a stream and hands over the open socket (to a tunnel, or
     /// to a TLS stream that takes over the connection); `input` and `output`
     /// keep what they hold until moved. Nil when already closed.

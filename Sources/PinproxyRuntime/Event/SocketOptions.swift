@@ -44,6 +44,14 @@ enum SocketOptions {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &zero, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// `close` sends a reset and drops unsent bytes, instead of a FIN after
+    /// them (SO_LINGER on, with a zero timeout): the one signal a peer
+    /// reading up to the close gets that the connection was cut.
+    static func resetOnClose(_ fd: Int32) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+
     /// A restarted daemon may bind while old connections linger in TIME_WAIT;
     /// on Linux this never lets two sockets listen on one address.
     static func allowAddressReuse(_ fd: Int32) {

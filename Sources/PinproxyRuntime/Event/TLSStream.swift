@@ -53,9 +53,11 @@ final class TLSStream: ByteStream, StreamEventsOwner {
         // The stream writes a record at a time from a buffer that may move
         // between a refused write and its retry, and may take a partial write.
         _ = shim_SSL_set_mode(connection.pointer, shim_SSL_MODE_ENABLE_PARTIAL_WRITE | shim_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER)
-        // A peer that closes without close_notify after a complete message is
-        // common: it reads as end of stream, and framing judges the message.
-        SSL_set_options(connection.pointer, shim_SSL_OP_IGNORE_UNEXPECTED_EOF)
+        // No SSL_OP_IGNORE_UNEXPECTED_EOF: it makes an EOF without
+        // close_notify read as one with it, and a truncated body delimited by
+        // the close as whole. A peer that closes without close_notify after a
+        // complete message is common: it ends as `.incompleteClose`, and the
+        // message's framing judges it.
         switch role {
         case .client:
             guard SSL_set_fd(connection.pointer, descriptor) == 1 else { events.close(); return nil }
@@ -82,12 +84,13 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     var isOpen: Bool { events.isOpen }
 
-    /// Sends close_notify (when the connection is up and has not failed: a
-    /// peer reading a body delimited by the close must see that it was not
-    /// cut, RFC 8446 §6.1), frees the `SSL`, then closes the socket. Idempotent.
+    /// Sends close_notify (when the connection is up, has not failed and is
+    /// not to be reset: a peer reading a body delimited by the close must see
+    /// whether it was cut, RFC 8446 §6.1), frees the `SSL`, then closes the
+    /// socket. Idempotent.
     func close() {
         events.disarmAll()
-        if isOpenForData, !hasFailed, let connection, events.isOpen {
+        if isOpenForData, !hasFailed, !resets, let connection, events.isOpen {
             // One attempt, never waited for: the socket may be full, the peer gone.
             ERR_clear_error()
             _ = SSL_shutdown(connection.pointer)
@@ -99,6 +102,15 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     /// A fatal TLS or socket error happened (OpenSSL forbids SSL_shutdown after one).
     private var hasFailed = false
+
+    /// `resetOnClose` was asked for: `close` sends no close_notify.
+    private var resets = false
+
+    func resetOnClose() {
+        guard events.isOpen else { return }
+        resets = true
+        SocketOptions.resetOnClose(events.descriptor)
+    }
 
     /// Whether the handshake resumed a session.
     var resumedSession: Bool { connection?.resumedSession ?? false }
@@ -165,16 +177,23 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     }
 
     /// Why a handshake stopped: a refusal of pinproxy's own (the client's
-    /// SNI) says more than OpenSSL's queue; a peer that closed or reset with
-    /// nothing on the queue simply went away (a client giving up, an upstream
-    /// dropping the connection), which is an end of stream, not a TLS error.
+    /// SNI) says more than OpenSSL's queue; a peer that closed or reset
+    /// (nothing on the queue, or OpenSSL's unexpected EOF) simply went away
+    /// (a client giving up, an upstream dropping the connection), which is an
+    /// end of stream, not a TLS error.
     private func handshakeEnding(_ code: Int32, refusal: TLSRefusal?) -> StreamEnd {
         if let refusal { return .tlsFailed("\(refusal)") }
         if code == SSL_ERROR_ZERO_RETURN || (code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
             if code == SSL_ERROR_ZERO_RETURN || errno == 0 || errno == ECONNRESET { return .endOfStream }
             return .failed(String(cString: strerror(errno)))
         }
+        if code == SSL_ERROR_SSL && Self.isUnexpectedEOF(ERR_peek_error()) { return .endOfStream }
         return .tlsFailed(OpenSSLError.describeQueue(fallback: "TLS handshake failed"))
+    }
+
+    /// OpenSSL's error for a connection that ended without close_notify.
+    private static func isUnexpectedEOF(_ code: UInt) -> Bool {
+        ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING
     }
 
     /// After the prefix is read, OpenSSL reads the socket.
@@ -235,11 +254,15 @@ final class TLSStream: ByteStream, StreamEventsOwner {
                 readWaitsForWritable = true
                 events.armWrite(timeout: nil)
             case SSL_ERROR_ZERO_RETURN:
+                // close_notify: the only end that says nothing was cut.
                 return endStream(.endOfStream, afterReading: readAny)
             case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
-                // A reset or a close without close_notify: framing says whether a message was whole.
-                return endStream(errno == 0 || errno == ECONNRESET ? .endOfStream : .failed(String(cString: strerror(errno))),
+                // A reset beneath TLS.
+                return endStream(errno == 0 || errno == ECONNRESET ? .incompleteClose : .failed(String(cString: strerror(errno))),
                                  afterReading: readAny)
+            case SSL_ERROR_SSL where Self.isUnexpectedEOF(ERR_peek_error()):
+                // An EOF without close_notify.
+                return endStream(.incompleteClose, afterReading: readAny)
             default:
                 return endStream(.tlsFailed(OpenSSLError.describeQueue(fallback: "TLS read failed")), afterReading: readAny)
             }

@@ -87,6 +87,9 @@ extension ClientSession {
             finish(reason, answering: true)
         case let .close(reason):
             finish(reason, answering: false)
+        case let .reset(reason):
+            client.resetOnClose()
+            finish(reason, answering: false)
         }
     }
 

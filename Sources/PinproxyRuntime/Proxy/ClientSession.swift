@@ -143,6 +143,14 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         if !answering || client.output.isEmpty { closeNow() }
     }
 
+    /// Closes the client connection in the middle of whatever it is doing
+    /// (the shutdown timeout ran out): reset, as the machine's `reset` is,
+    /// when a response whose body ends at the close is under way.
+    func cutNow() {
+        if !isClosing && machine.cutResponseNeedsReset { client.resetOnClose() }
+        closeNow()
+    }
+
     /// Closes the client connection and tells the worker. Idempotent.
     func closeNow() {
         guard !isClosed else { return }
@@ -198,7 +206,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         guard !isClosing else { closeNow(); return }
         if machine.state == .clientHandshake { return clientHandshakeEnded(ending) }
         switch ending {
-        case .endOfStream: handle(.clientEnded(buffered: client.input.count))
+        // A request's end is its framing's: a TLS client without close_notify has ended as one with it.
+        case .endOfStream, .incompleteClose: handle(.clientEnded(buffered: client.input.count))
         case .timedOut(reading: true): handle(.clientTimedOut(buffered: client.input.count))
         case .timedOut(reading: false), .failed, .tlsFailed: handle(.clientFailed)
         }

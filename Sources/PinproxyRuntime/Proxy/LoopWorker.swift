@@ -281,7 +281,7 @@ final class LoopWorker: IdleSocketDelegate {
     /// Closes every remaining client (the shutdown timeout ran out).
     func closeAllSessions() {
         for client in Array(waiting.values) { closeWaiting(client) }
-        for session in Array(sessions.values) { session.closeNow() }
+        for session in Array(sessions.values) { session.cutNow() }
     }
 
     private func finishDrain() {

@@ -140,6 +140,54 @@ struct SessionFailureTests {
                                                  .answerAndClose(CloseReason(.completed, in: .responseBody))])
     }
 
+    /// Every way a response can be cut after its head went out, for a client
+    /// of `version` and a response head: whether the close is a reset.
+    @Test("a cut response resets the client exactly when its body ends at the close", arguments: [
+        // A body delimited by the upstream's close, to a 1.1 or a 1.0 client.
+        ("HTTP/1.1", "HTTP/1.1 200 OK\r\n\r\n", true),
+        ("HTTP/1.0", "HTTP/1.1 200 OK\r\n\r\n", true),
+        // A chunked body: dechunked and delimited by close for a 1.0 client only.
+        ("HTTP/1.0", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", true),
+        ("HTTP/1.1", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", false),
+        // Content-Length tells every client the body is short.
+        ("HTTP/1.0", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", false),
+        ("HTTP/1.1", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", false),
+    ])
+    func cutResponsesReset(version: String, responseHead: String, resets: Bool) {
+        let api = SessionScript.api
+        let cuts: [(SessionEvent, CloseReason)] = [
+            (Self.ended(clean: false, tls: "unexpected eof while reading"),
+             CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
+            (Self.ended(clean: false, timedOut: true), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
+            (.responseBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))),
+             CloseReason(.invalidResponse(api, reason: "invalid chunk size"), in: .responseBody)),
+            (.clientFailed, CloseReason(.clientClosed, in: .responseBody)),
+            (.clientTimedOut(buffered: 0), CloseReason(.clientTimedOut, in: .responseBody)),
+        ]
+        for (cut, reason) in cuts {
+            var script = SessionScript()
+            _ = script.head("GET http://api.example.com/x \(version)\r\nHost: api.example.com\r\n\r\n", rules: rules)
+            _ = script.feed(.upstreamReady(pooled: false, reported: false))
+            _ = script.response(responseHead)
+            #expect(script.machine.cutResponseNeedsReset == resets)
+            let close: SessionAction = resets ? .reset(reason) : .close(reason)
+            #expect(script.feed(cut) == [.releaseUpstream(reuse: false), close], "\(version) \(cut)")
+        }
+        // A close-delimited body ended by the upstream's clean close is whole: an ordinary close.
+        var whole = SessionScript()
+        _ = whole.head("GET http://api.example.com/x \(version)\r\nHost: api.example.com\r\n\r\n", rules: rules)
+        _ = whole.feed(.upstreamReady(pooled: false, reported: false))
+        _ = whole.response(responseHead)
+        if responseHead.contains("chunked") {
+            let end = whole.feed(.responseBody(.complete))
+            #expect(!end.contains { if case .reset = $0 { true } else { false } }, "\(end)")
+            #expect(!whole.machine.cutResponseNeedsReset)
+        } else if !responseHead.contains("Content-Length") {
+            #expect(whole.feed(Self.ended()) == [.relayResponse, .releaseUpstream(reuse: false),
+                                                 .answerAndClose(CloseReason(.completed, in: .responseBody))])
+        }
+    }
+
     @Test("an invalid response head is 502 http_protocol_error; an invalid body after the head cuts the client")
     func invalidResponses() {
         var head = SessionScript()

@@ -61,6 +61,39 @@ struct UpstreamFaultTests {
         #expect(bed.waitForNoSockets().total == 0)
     }
 
+    /// RFC 9112 §8: a body delimited by the close is whole only when the
+    /// close is orderly, and on TLS only close_notify is (§9.8: an incomplete
+    /// close leaves it incomplete). upstream.py's `/cut/KIND/END` sends a head
+    /// and "hello", then ends the connection by END. A client whose body ends
+    /// at the close (any client of a `close` body; a 1.0 client of a chunked
+    /// one, which gets it dechunked) can tell a cut only from a reset; any
+    /// other sees the cut in the chunked framing and gets a FIN.
+    @Test("a response cut after its head resets a client whose body ends at the close, and only that client", arguments: [
+        ("/cut/close/notify", "HTTP/1.1", "eof", "hello"),  // whole: close_notify ended it
+        ("/cut/close/notify", "HTTP/1.0", "eof", "hello"),
+        ("/cut/close/eof", "HTTP/1.1", "reset", "hello"),  // a FIN without close_notify: a truncation
+        ("/cut/close/eof", "HTTP/1.0", "reset", "hello"),
+        ("/cut/close/reset", "HTTP/1.1", "reset", "hello"),
+        ("/cut/close/reset", "HTTP/1.0", "reset", "hello"),
+        ("/cut/chunked/notify", "HTTP/1.0", "reset", "hello"),
+        ("/cut/chunked/eof", "HTTP/1.0", "reset", "hello"),
+        ("/cut/chunked/bad-chunk", "HTTP/1.0", "reset", "hello"),
+        ("/cut/chunked/notify", "HTTP/1.1", "eof", "5\r\nhello\r\n"),  // no last chunk: the cut shows
+        ("/cut/chunked/eof", "HTTP/1.1", "eof", "5\r\nhello\r\n"),
+        ("/cut/chunked/bad-chunk", "HTTP/1.1", "eof", "5\r\nhello\r\n"),
+    ])
+    func cutAfterHead(path: String, version: String, end: String, body: String) throws {
+        let bed = try FaultBed(hostile: .upstream([]))
+        let result = try LoadTool.run("cut_response_client.py", ["--proxy-port", "\(bed.world.forwardPort)",
+                                                                 "--host", "api.example.com", "--path", path,
+                                                                 "--version", version], timeout: 20)
+        #expect(result["status_line"] as? String == "\(version) 200 OK", "\(result)")
+        #expect(result["end"] as? String == end, "\(result)")
+        #expect(result["body"] as? String == body, "\(result)")
+        try bed.expectNextRequestServed()
+        #expect(bed.waitForNoSockets().total == 0)
+    }
+
     @Test("a response head that never ends is answered 502 http_protocol_error once it exceeds max_header_bytes")
     func endlessResponseHead() throws {
         // An idle timeout far above the bound shows the answer comes from the size limit.

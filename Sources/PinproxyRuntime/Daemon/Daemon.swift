@@ -40,6 +40,8 @@ public final class Daemon: @unchecked Sendable {
     private var housekeeping: Timer?
     private var watchdog: Timer?
     private var shutdownTimer: Timer?
+    /// Loop 0's state during a shutdown: the loops whose drain has not finished.
+    private var loopsDraining = 0
     let notifier: SystemdNotifier?
     private let ready = DispatchSemaphore(value: 0)
     private let finishedThreads = DispatchGroup()
@@ -224,12 +226,29 @@ public final class Daemon: @unchecked Sendable {
             }
         }
         shutdownTimer?.schedule(after: timeout)
-        for worker in workers {
+        // Loop 0 runs until every loop has drained, or the timeout fires:
+        // it holds the shutdown timer (and the signals and the watchdog), so
+        // stopping it with its own drain would leave the other loops' last
+        // exchanges without a timeout.
+        loopsDraining = workers.count
+        let main = LoopBound(self)
+        for (index, worker) in workers.enumerated() {
             let bound = LoopBound(worker)
             worker.loop.execute {
-                bound.value.drain { bound.value.loop.stop() }
+                bound.value.drain {
+                    if index > 0 { bound.value.loop.stop() }
+                    main.value.workers[0].loop.execute { main.value.loopDrained() }
+                }
             }
         }
+    }
+
+    /// On loop 0: one loop finished its drain; the last one stops loop 0.
+    private func loopDrained() {
+        loopsDraining -= 1
+        guard loopsDraining == 0 else { return }
+        shutdownTimer?.cancel()
+        workers[0].loop.stop()
     }
 
     private func doHousekeeping() {

@@ -5,7 +5,8 @@ import Testing
 /// injection): `kill -9` mid-burst leaves a usable log, SIGHUP storms drop no
 /// request and count generations exactly. (SIGTERM with downloads in flight,
 /// and signals a parent left blocked, are tested with the notify socket that
-/// sees them: `ServiceDrainTests`, `ServiceNotifyTests`.)
+/// sees them: `ServiceDrainTests`, `ServiceNotifyTests`; a download the
+/// shutdown timeout cuts is tested here.)
 @Suite("Fault injection: signals to the daemon process", .serialized)
 struct ProcessSignalFaultTests {
     /// Every line of the file, and whether the file ends with "\n".
@@ -18,6 +19,41 @@ struct ProcessSignalFaultTests {
 
     private static func parses(_ line: Substring) -> Bool {
         (try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any]
+    }
+
+    /// The shutdown timeout cuts a response still under way; the client must
+    /// be able to tell (RFC 9112 §8). upstream.py's `/cut/KIND/stall` sends a
+    /// head and "hello", then nothing. A body delimited by the close (any
+    /// client of `close`; curl -0, HTTP/1.0, of `chunked`) is reset: curl
+    /// exit 56. A chunked body shows the cut in its framing: exit 18.
+    ///
+    /// Four loops: the download lands on loop 0 one time in four. On any
+    /// other, loop 0 drains at once, and it holds the shutdown timer: when it
+    /// stopped with its own drain, the timeout never fired and the daemon
+    /// waited on the download for as long as the upstream held it.
+    @Test("a download cut by the shutdown timeout is reset when its body ends at the close, whichever loop serves it", arguments: [
+        ("close", [] as [String], Int32(56)),
+        ("chunked", ["-0"], Int32(56)),
+        ("chunked", [], Int32(18)),
+    ])
+    func shutdownTimeoutCutsDownload(kind: String, curlOptions: [String], exitCode: Int32) throws {
+        let bed = try FaultBed(hostile: .upstream([]), runtime: .binary)
+        bed.world.configuration.timeouts = #""shutdown": "1s","#
+        bed.world.configuration.threads = 4
+        let daemon = try bed.world.startDaemon()
+        // -N: "hello" reaches the file as it arrives, not when curl exits.
+        let download = try BackgroundCurl(["-N"] + curlOptions + bed.proxyArguments + [bed.hostileURL("/cut/\(kind)/stall")],
+                                          directory: bed.world.directory.path)
+        #expect(download.waitForBytes(5))
+        let start = ContinuousClock.now
+        daemon.send(SIGTERM)
+        let outcome = download.finish(timeout: 20)
+        #expect(start.secondsElapsed < 5, "cut \(start.secondsElapsed) s after SIGTERM, with a 1 s shutdown timeout")
+        #expect(outcome?.exitCode == exitCode, "\(String(describing: outcome))")
+        #expect(outcome?.status == 200)
+        #expect(download.body == Data("hello".utf8))
+        #expect(daemon.waitForExit(timeout: 15) == 0)
+        #expect(daemon.stderrText.contains("shutdown timeout: closing remaining connections"))
     }
 
     @Test("kill -9 during a burst of violations leaves only whole JSON lines, and a restart appends cleanly")

@@ -13,7 +13,7 @@ extension CloseReason {
     /// is gone or sent nothing, a response already under way).
     public var answer: ProxyErrorResponse? {
         switch cause {
-        case .completed, .clientClosed, .clientTimedOut, .upstreamEndedMidResponse:
+        case .completed, .clientClosed, .clientTimedOut, .upstreamEndedMidResponse, .upstreamTruncatedResponse:
             return nil
         case .requestHeadTimedOut:
             return ProxyErrorResponse(status: 408, proxyStatusError: nil, message: "The request header did not arrive in time.")
@@ -108,7 +108,7 @@ extension CloseReason {
              .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .upstreamEndedMidResponse, .connectPortDenied,
              .tunnelCannotEnforce, .misdirected: .info
         case .connectionLimit, .tlsFailed, .trustBlocked, .invalidResponse, .interceptionNotConfigured,
-             .interceptionNotCovered, .clientTLSFailed: .warning
+             .interceptionNotCovered, .clientTLSFailed, .upstreamTruncatedResponse: .warning
         }
     }
 
@@ -123,7 +123,8 @@ extension CloseReason {
         case .connectionRefused, .connectTimedOut: "connect"
         case .tlsFailed: "tls"
         case .trustBlocked: "trust"
-        case .upstreamClosed, .upstreamTimedOut, .invalidResponse, .upstreamEndedMidResponse: "proxy"
+        case .upstreamClosed, .upstreamTimedOut, .invalidResponse, .upstreamEndedMidResponse,
+             .upstreamTruncatedResponse: "proxy"
         }
     }
 
@@ -147,6 +148,8 @@ extension CloseReason {
         case let .upstreamTimedOut(upstream): "\(upstream) did not answer in time"
         case let .invalidResponse(upstream, reason): "\(upstream): invalid response: \(reason)"
         case let .upstreamEndedMidResponse(upstream): "\(upstream) ended mid-response"
+        case let .upstreamTruncatedResponse(upstream):
+            "\(upstream) ended a body delimited by the close without TLS close_notify: taken as cut, the client is reset"
         case let .connectPortDenied(target): "CONNECT \(target) refused: port not in connect_ports (403)"
         case let .interceptionNotConfigured(host): "CONNECT \(host) refused: pinned, and interception is not configured (403)"
         case let .interceptionNotCovered(host) where host.isIPAddress:

@@ -47,6 +47,10 @@ public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
         case invalidResponse(Endpoint, reason: String)
         /// The upstream ended in the middle of a response already under way.
         case upstreamEndedMidResponse(Endpoint)
+        /// The upstream's TLS connection ended without close_notify inside a
+        /// body delimited by the close: an incomplete close (RFC 9112 §9.8),
+        /// what a truncation attack forges, so the body is taken as cut.
+        case upstreamTruncatedResponse(Endpoint)
         /// A CONNECT to a port not in `connect_ports` (SPEC §3.1: 403).
         case connectPortDenied(Endpoint)
         /// A CONNECT to a listed host without `interception` configured: pinned

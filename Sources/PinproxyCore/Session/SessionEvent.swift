@@ -75,11 +75,15 @@ public struct UpstreamEnd: Sendable, Hashable {
     public var tlsError: String
     /// Response bytes the upstream sent that are still unread.
     public var buffered: Int
+    /// The TLS connection ended without close_notify, by an EOF or a reset
+    /// beneath TLS: an incomplete close (RFC 9112 §9.8).
+    public var incompleteClose: Bool
 
-    public init(closedCleanly: Bool, timedOut: Bool, tlsError: String, buffered: Int) {
+    public init(closedCleanly: Bool, timedOut: Bool, tlsError: String, buffered: Int, incompleteClose: Bool = false) {
         self.closedCleanly = closedCleanly
         self.timedOut = timedOut
         self.tlsError = tlsError
         self.buffered = buffered
+        self.incompleteClose = incompleteClose
     }
 }

@@ -240,7 +240,9 @@ public struct SessionMachine: Sendable {
         }
         if exchange?.responseStarted == true {
             // Mid-body: the connection is cut (`abort`: reset when the client's body ends at the close).
-            return abort(CloseReason(.upstreamEndedMidResponse(upstream), in: phase), into: &actions)
+            let truncated = ending.incompleteClose && exchange?.responseDelimitedByClose == true
+            let cause: CloseReason.Cause = truncated ? .upstreamTruncatedResponse(upstream) : .upstreamEndedMidResponse(upstream)
+            return abort(CloseReason(cause, in: phase), into: &actions)
         }
         if pooled && exchange?.isRetriable == true && ending.buffered == 0 && !ending.timedOut {
             // RFC 9112 §9.3.1: a pooled connection the server had closed; the

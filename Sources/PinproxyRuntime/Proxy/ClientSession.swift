@@ -231,6 +231,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         var timedOut = false
         if case .timedOut = ending { timedOut = true }
         handle(.upstreamEnded(UpstreamEnd(closedCleanly: ending == .endOfStream, timedOut: timedOut, tlsError: tlsError,
-                                          buffered: connection.stream.input.count)))
+                                          buffered: connection.stream.input.count,
+                                          incompleteClose: ending == .incompleteClose)))
     }
 }

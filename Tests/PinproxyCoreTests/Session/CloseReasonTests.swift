@@ -32,6 +32,7 @@ struct CloseReasonTests {
         (.invalidResponse(api, reason: "bare lf in field section"), 502,
          "pinproxy; error=http_protocol_error; details=\"bare lf in field section\"", .warning),
         (.upstreamEndedMidResponse(api), nil, nil, .info),
+        (.upstreamTruncatedResponse(api), nil, nil, .warning),
     ]
 
     @Test("each cause gets exactly its answer", arguments: table)

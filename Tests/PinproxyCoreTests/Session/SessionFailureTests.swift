@@ -70,8 +70,10 @@ struct SessionFailureTests {
         #expect(ready.last == .relayResponse)
     }
 
-    static func ended(clean: Bool = true, timedOut: Bool = false, tls: String = "", buffered: Int = 0) -> SessionEvent {
-        .upstreamEnded(UpstreamEnd(closedCleanly: clean, timedOut: timedOut, tlsError: tls, buffered: buffered))
+    static func ended(clean: Bool = true, timedOut: Bool = false, tls: String = "", buffered: Int = 0,
+                      incomplete: Bool = false) -> SessionEvent {
+        .upstreamEnded(UpstreamEnd(closedCleanly: clean, timedOut: timedOut, tlsError: tls, buffered: buffered,
+                                   incompleteClose: incomplete))
     }
 
     @Test("a pooled connection found closed is replaced once, for idempotent requests without a body that got nothing back",
@@ -155,9 +157,12 @@ struct SessionFailureTests {
     ])
     func cutResponsesReset(version: String, responseHead: String, resets: Bool) {
         let api = SessionScript.api
+        // An incomplete close inside a body the upstream delimited by its close is a truncation.
+        let delimitedByClose = !responseHead.contains("chunked") && !responseHead.contains("Content-Length")
         let cuts: [(SessionEvent, CloseReason)] = [
-            (Self.ended(clean: false, tls: "unexpected eof while reading"),
-             CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
+            (Self.ended(clean: false, incomplete: true),
+             CloseReason(delimitedByClose ? .upstreamTruncatedResponse(api) : .upstreamEndedMidResponse(api), in: .responseBody)),
+            (Self.ended(clean: false, tls: "bad record mac"), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
             (Self.ended(clean: false, timedOut: true), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
             (.responseBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))),
              CloseReason(.invalidResponse(api, reason: "invalid chunk size"), in: .responseBody)),

@@ -94,6 +94,25 @@ struct UpstreamFaultTests {
         #expect(bed.waitForNoSockets().total == 0)
     }
 
+    @Test("a body delimited by the close and ended without close_notify is logged as a truncation; one ended with it is not")
+    func truncationLogged() throws {
+        let bed = try FaultBed(hostile: .upstream([]), runtime: .binary)
+        let daemon = try bed.world.startDaemon()
+        let cut = try Curl.run(bed.proxyArguments + [bed.hostileURL("/cut/close/eof")], timeout: 10)
+        #expect(cut.exitCode == 56, "curl: Connection reset by peer")
+        let line = try daemon.waitForOutput { text in
+            text.split(separator: "\n").first { $0.contains("api.example.com:443 ended a body delimited by the close without TLS close_notify") }
+        }
+        #expect(line.hasPrefix("proxy: "))
+        let whole = try Curl.run(bed.proxyArguments + [bed.hostileURL("/cut/close/notify")], timeout: 10)
+        #expect(whole.exitCode == 0 && whole.bodyText == "hello")
+        try bed.expectNextRequestServed()
+        daemon.send(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 20) == 0)
+        let truncations = daemon.stderrText.components(separatedBy: "without TLS close_notify").count - 1
+        #expect(truncations == 1, "\(daemon.stderrText)")
+    }
+
     @Test("a response head that never ends is answered 502 http_protocol_error once it exceeds max_header_bytes")
     func endlessResponseHead() throws {
         // An idle timeout far above the bound shows the answer comes from the size limit.

@@ -6,14 +6,15 @@ A blind tunnel relays bytes without reading them, so the origin need not
 speak TLS: this one echoes every byte it receives, keeps a copy of them per
 connection in --raw-dir/conn-<id>.bin, and when the client's end of stream
 arrives (a half-close passed on by the tunnel) it still sends one last line,
-"origin saw end of stream after <n> bytes\\n", then closes. Events, one JSON
-line each in --events:
+"origin saw end of stream after <n> bytes\\n", then closes. A line "RESET\\n"
+is echoed, then the connection is reset (SO_LINGER 0), as a crashing origin
+would. Events, one JSON line each in --events:
 
   {"event": "accepted", "conn": id}
   {"event": "eof", "conn": id, "received": n}      the peer's end of stream
   {"event": "reset", "conn": id, "received": n}    the peer reset the connection
 """
-import argparse, itertools, json, os, socket, threading
+import argparse, itertools, json, os, socket, struct, threading, time
 
 import peer
 
@@ -41,6 +42,12 @@ def handle(sock, opts):
                 raw.flush()
                 received += len(data)
                 sock.sendall(data)
+                if data.endswith(b"RESET\n"):
+                    time.sleep(0.2)  # the echo reaches the client before the reset
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    emit(opts.events, {"event": "reset-sent", "conn": conn, "received": received})
+                    sock.close()
+                    return
         except ConnectionResetError:
             emit(opts.events, {"event": "reset", "conn": conn, "received": received})
             sock.close()

@@ -8,7 +8,9 @@ import Foundation
 /// one pipe's worth is ever in flight, and a slow reader stops the writer's
 /// socket from being read. Each side's end of stream is passed on as a
 /// half-close once its pipe is written out; the tunnel ends when both
-/// directions have, on a socket error, or after `idle` without a byte.
+/// directions have, on a socket error, or after `idle` without a byte. A
+/// socket error is passed on as a reset to both ends, as HAProxy's tunnel
+/// does: a FIN would tell a peer reading up to the close that it had it all.
 ///
 /// Owns both sockets, both pipes and the four events. Reports its end once,
 /// from an event callback, and never after `close()`.
@@ -84,6 +86,11 @@ final class SplicedTunnel {
 
     private func end(_ ending: Ending) {
         let onEnd = self.onEnd
+        if case .failed = ending {
+            // Each socket is the source of one direction.
+            SocketOptions.resetOnClose(up.source)
+            SocketOptions.resetOnClose(down.source)
+        }
         close()
         onEnd?(ending)
     }

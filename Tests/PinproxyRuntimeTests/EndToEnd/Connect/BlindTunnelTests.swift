@@ -6,8 +6,9 @@ import Testing
 /// closed both ways once nothing moved for `tunnel_idle` (1 s here), while
 /// traffic in either direction keeps it open; a client's half-close is
 /// passed on, and what the origin sends after it still reaches the client
-/// before both ends close. No socket is left behind either way.
-@Suite("CONNECT blind tunnel: tunnel_idle and half-close", .serialized)
+/// before both ends close; a reset on either side reaches the other as a
+/// reset. No socket is left behind either way.
+@Suite("CONNECT blind tunnel: tunnel_idle, half-close and reset", .serialized)
 struct BlindTunnelTests {
     let bed: ConnectBed
 
@@ -77,6 +78,31 @@ struct BlindTunnelTests {
         #expect(ending == .closed)
         #expect(bed.tunnelOrigin.waitForEvent("eof", conn: 1)?.received == request.count)
         #expect(!bed.log().contains("idle past its timeout"), "ended by the closes, not by the idle timer")
+        let census = bed.census(upstreamPort: bed.tunnelOrigin.port)
+        #expect(census.total == 0, "\(census)")
+    }
+
+    /// A reset on one side is passed on as a reset (the tunnel is blind: a
+    /// peer reading up to the close must not take a crash for an end).
+    @Test("an origin's reset reaches the client as a reset, after the bytes before it")
+    func originReset() throws {
+        let client = try openedTunnel(Array("hello\n".utf8))
+        #expect(client.send("RESET\n"))
+        #expect(readExactly(6, from: client) == Array("RESET\n".utf8))
+        let (rest, ending) = client.read(timeout: 5)
+        #expect(rest.isEmpty)
+        #expect(ending == .reset)
+        #expect(bed.tunnelOrigin.waitForEvent("reset-sent", conn: 1) != nil)
+        let census = bed.census(upstreamPort: bed.tunnelOrigin.port)
+        #expect(census.total == 0, "\(census)")
+    }
+
+    @Test("a client's reset reaches the origin as a reset")
+    func clientReset() throws {
+        let client = try openedTunnel(Array("hello\n".utf8))
+        client.reset()
+        #expect(bed.tunnelOrigin.waitForEvent("reset", conn: 1)?.received == 6)
+        #expect(bed.tunnelOrigin.waitForEvent("eof", conn: 1, timeout: 0.5) == nil)
         let census = bed.census(upstreamPort: bed.tunnelOrigin.port)
         #expect(census.total == 0, "\(census)")
     }

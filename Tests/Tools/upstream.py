@@ -173,7 +173,8 @@ def serve_request(sock, reader, opts):
             if not head:
                 send_pattern(sock, n, chunked=True)
     elif (method == "GET" and len(parts) == 4 and parts[1] == "cut" and parts[2] in ("close", "chunked")
-          and parts[3] in ("notify", "eof", "reset", "stall", "bad-chunk")):
+          and parts[3] in ("notify", "eof", "reset", "stall", "bad-chunk")
+          and (parts[3] != "bad-chunk" or parts[2] == "chunked")):
         serve_cut(sock, parts[2], parts[3])
         return True, False
     elif method == "POST" and target == "/echo-length":

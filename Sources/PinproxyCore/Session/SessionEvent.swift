@@ -79,7 +79,7 @@ public struct UpstreamEnd: Sendable, Hashable {
     /// beneath TLS: an incomplete close (RFC 9112 §9.8).
     public var incompleteClose: Bool
 
-    public init(closedCleanly: Bool, timedOut: Bool, tlsError: String, buffered: Int, incompleteClose: Bool = false) {
+    public init(closedCleanly: Bool, timedOut: Bool, tlsError: String, buffered: Int, incompleteClose: Bool) {
         self.closedCleanly = closedCleanly
         self.timedOut = timedOut
         self.tlsError = tlsError

@@ -59,7 +59,8 @@ extension ByteStreamDelegate {
 /// How a stream stopped working.
 enum StreamEnd: Sendable, Equatable, CustomStringConvertible {
     /// The peer closed its side cleanly: a TCP FIN on a plain socket, a
-    /// close_notify on TLS.
+    /// close_notify on TLS. During a TLS handshake, any close or reset:
+    /// the peer went away before a byte of data (`handshakeEnding`).
     case endOfStream
     /// A TLS peer's connection ended without close_notify: an EOF or a reset
     /// beneath TLS (RFC 9112 §9.8's "incomplete close"). A message whose own
@@ -72,9 +73,6 @@ enum StreamEnd: Sendable, Equatable, CustomStringConvertible {
     case tlsFailed(String)
     /// The read or write timeout ran out.
     case timedOut(reading: Bool)
-
-    /// The peer went away (cleanly or not), as opposed to a failure or a timeout.
-    var isPeerClose: Bool { self == .endOfStream || self == .incompleteClose }
 
     var description: String {
         switch self {

@@ -120,7 +120,7 @@ extension ClientSession {
         interception?.handshakeTimer = nil
         guard let ending else { return handle(.clientTLSReady) }
         // A refusal of pinproxy's own (the SNI) is the stream's `.tlsFailed` detail.
-        handle(.clientTLSFailed(ending.isPeerClose ? "client closed during the handshake" : "\(ending)"))
+        handle(.clientTLSFailed(ending == .endOfStream ? "client closed during the handshake" : "\(ending)"))
     }
 
     /// The verified upstream kept for the first request inside an intercepted

@@ -3,16 +3,17 @@
 /// failure gets is decided in one place, `CloseReason.answer`.
 ///
 /// `Proxy-Status: pinproxy; error=<token>[; details="<quoted>"]`, where the
-/// token is one of RFC 9209 §2.3's error types; client parse errors have no
-/// such type, so they get only the status and the text.
+/// token is one of RFC 9209 §2.3's error types. Every such answer has one
+/// (SPEC §3): a client reading a 400 or a 503 can tell pinproxy's from the
+/// origin's.
 public struct ProxyErrorResponse: Sendable, Hashable {
     public var status: Int
-    public var proxyStatusError: ProxyStatusError?
+    public var proxyStatusError: ProxyStatusError
     public var details: String?
     public var message: String
     public var closeConnection: Bool
 
-    public init(status: Int, proxyStatusError: ProxyStatusError?, details: String? = nil, message: String,
+    public init(status: Int, proxyStatusError: ProxyStatusError, details: String? = nil, message: String,
                 closeConnection: Bool = true) {
         self.status = status
         self.proxyStatusError = proxyStatusError
@@ -25,12 +26,9 @@ public struct ProxyErrorResponse: Sendable, Hashable {
         let body = Array((message + "\n").utf8)
         var writer = HeadWriter()
         writer.line("HTTP/1.1 \(status) \(HTTPStatusReason.phrase(for: status))")
-        if proxyStatusError != nil || details != nil {
-            var value = "pinproxy"
-            if let proxyStatusError { value += "; error=\(proxyStatusError.rawValue)" }
-            if let details { value += "; details=\(Self.quoted(details))" }
-            writer.field("Proxy-Status", value)
-        }
+        var proxyStatus = "pinproxy; error=\(proxyStatusError.rawValue)"
+        if let details { proxyStatus += "; details=\(Self.quoted(details))" }
+        writer.field("Proxy-Status", proxyStatus)
         writer.field("Content-Type", "text/plain; charset=utf-8")
         writer.field("Content-Length", String(body.count))
         if closeConnection { writer.field("Connection", "close") }

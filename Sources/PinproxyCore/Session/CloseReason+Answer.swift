@@ -16,7 +16,7 @@ extension CloseReason {
         case .completed, .clientClosed, .clientTimedOut, .upstreamEndedMidResponse, .upstreamTruncatedResponse:
             return nil
         case .requestHeadTimedOut:
-            return ProxyErrorResponse(status: 408, proxyStatusError: nil, message: "The request header did not arrive in time.")
+            return ProxyErrorResponse(status: 408, proxyStatusError: .httpRequestError, message: "The request header did not arrive in time.")
         case let .invalidRequest(error):
             return Self.refusal(error)
         case let .requestDenied(host):
@@ -28,7 +28,7 @@ extension CloseReason {
         case .connectionLimit:
             return ProxyErrorResponse(status: 503, proxyStatusError: .connectionLimitReached, message: "Too many connections.")
         case .shuttingDown:
-            return ProxyErrorResponse(status: 503, proxyStatusError: nil, message: "pinproxy is shutting down.")
+            return ProxyErrorResponse(status: 503, proxyStatusError: .proxyInternalResponse, message: "pinproxy is shutting down.")
         case let .dnsFailed(upstream, _):
             return ProxyErrorResponse(status: 502, proxyStatusError: .dnsError,
                                       message: "The upstream host name \(upstream.host) could not be resolved.")
@@ -82,14 +82,18 @@ extension CloseReason {
                 "\(host) is not listed, and default_policy is a policy that a blind tunnel cannot enforce: "
                 + "list the host in \"hosts\" to have it intercepted.")
         case let .misdirected(host):
-            return ProxyErrorResponse(status: 421, proxyStatusError: nil,
+            return ProxyErrorResponse(status: 421, proxyStatusError: .httpRequestError,
                                       message: "This connection is for \(host): send requests for other hosts on their own.")
         case .clientTLSFailed:
             return nil
         }
     }
 
-    /// A refused request (RFC 9112), by status: the sentence says what pinproxy does instead.
+    /// A refused request (RFC 9112), by status: the sentence says what pinproxy
+    /// does instead, and `details` what it found (pinproxy's own words, never
+    /// the request's bytes). A 4xx is `http_request_error`; the 501 for a
+    /// transfer coding pinproxy does not relay is not a client error in RFC
+    /// 9209's sense, so it is `proxy_internal_response`.
     private static func refusal(_ error: HTTPError) -> ProxyErrorResponse {
         let message = switch error.status {
         case 405: "pinproxy does not tunnel: send plain http:// URLs through the proxy; it opens TLS upstream itself."
@@ -98,7 +102,8 @@ extension CloseReason {
         case 501: "pinproxy only accepts the chunked transfer coding: \(error.reason)."
         default: "pinproxy refused a malformed or ambiguous request: \(error.reason)."
         }
-        return ProxyErrorResponse(status: error.status, proxyStatusError: nil, message: message)
+        let type: ProxyStatusError = (400..<500).contains(error.status) ? .httpRequestError : .proxyInternalResponse
+        return ProxyErrorResponse(status: error.status, proxyStatusError: type, details: error.reason, message: message)
     }
 
     public var severity: Severity {

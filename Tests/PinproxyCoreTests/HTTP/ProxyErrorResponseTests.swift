@@ -8,7 +8,9 @@ struct ProxyErrorResponseTests {
         let response = try #require(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")),
                                                 in: .requestHead).answer)
         let body = "pinproxy does not tunnel: send plain http:// URLs through the proxy; it opens TLS upstream itself.\n"
-        let expected = "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        let expected = "HTTP/1.1 405 Method Not Allowed\r\n"
+            + "Proxy-Status: pinproxy; error=http_request_error; details=\"connect is not supported\"\r\n"
+            + "Content-Type: text/plain; charset=utf-8\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         #expect(HTTPTestSupport.text(response.serialise()) == expected)
     }

@@ -9,25 +9,25 @@ struct SessionFailureTests {
     let rules = SessionScript.rules()
 
     /// The status and `Proxy-Status` error of a session's last action (nil: closed without an answer).
-    static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError?)? {
+    static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError)? {
         guard case let .answerAndClose(reason) = actions.last, let answer = reason.answer else { return nil }
         return (answer.status, answer.proxyStatusError)
     }
 
     @Test("refused heads are answered before anything goes upstream", arguments: [
-        ("GET / HTTP/1.1\r\n\r\n", 400, nil),                                            // no Host in 1.1
-        ("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, nil),                     // two Host fields
+        ("GET / HTTP/1.1\r\n\r\n", 400, .httpRequestError),  // no Host in 1.1
+        ("GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, .httpRequestError),  // two Host fields
         ("CONNECT api.example.com:25 HTTP/1.1\r\nHost: api.example.com:25\r\n\r\n", 403, .httpRequestDenied),
-        ("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\nContent-Length: 3\r\n\r\n", 400, nil),
-        ("CONNECT api.example.com HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, nil),            // no port
-        ("OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, nil),
+        ("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\nContent-Length: 3\r\n\r\n", 400, .httpRequestError),
+        ("CONNECT api.example.com HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, .httpRequestError),  // no port
+        ("OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, .httpRequestError),
         ("GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", 508, ProxyStatusError.proxyLoopDetected),
         ("GET http://localhost:8080/ HTTP/1.1\r\nHost: localhost:8080\r\n\r\n", 508, .proxyLoopDetected),
         ("GET http://denied.example/ HTTP/1.1\r\nHost: denied.example\r\n\r\n", 403, .httpRequestDenied),
-        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 400, nil),
-        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, nil),
-    ] as [(String, Int, ProxyStatusError?)])
-    func refusedHeads(request: String, status: Int, error: ProxyStatusError?) {
+        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 400, .httpRequestError),
+        ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, .proxyInternalResponse),
+    ] as [(String, Int, ProxyStatusError)])
+    func refusedHeads(request: String, status: Int, error: ProxyStatusError) {
         var script = SessionScript()
         let denyUnlisted = SessionScript.rules(PolicyTable(rules: [], defaultPolicy: .deny))
         let actions = script.head(request, rules: request.contains("denied.example") ? denyUnlisted : rules)

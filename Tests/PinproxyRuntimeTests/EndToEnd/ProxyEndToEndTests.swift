@@ -109,6 +109,7 @@ struct ProxyEndToEndTests {
         client.send("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n")
         let raw = String(decoding: client.readSome(timeout: 10).data, as: UTF8.self)
         #expect(raw.hasPrefix("HTTP/1.1 405"))
+        #expect(raw.contains("\r\nProxy-Status: pinproxy; error=http_request_error; details=\"connect is not supported\"\r\n"))
     }
 
     @Test("an ambiguous request (Content-Length and Transfer-Encoding) gets 400 and nothing reaches the upstream")
@@ -117,6 +118,8 @@ struct ProxyEndToEndTests {
         let raw = try Self.rawExchange(port: proxy.forwardPort,
             "POST http://api.example.com/echo-length HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
         #expect(raw.hasPrefix("HTTP/1.1 400"))
+        // RFC 9209's client-error type tells pinproxy's 400 from an origin's.
+        #expect(raw.contains("\r\nProxy-Status: pinproxy; error=http_request_error; details=\""))
         let after = try upstream.stats(caFile: world.pki.rootFile)["requests"] ?? 0
         #expect(after == before + 1)   // only the stats request itself
     }

@@ -29,6 +29,7 @@ struct ClientFaultTests {
         let elapsed = start.secondsElapsed
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 408 "), "got: \(text.prefix(40))")
+        #expect(text.contains("\r\nProxy-Status: pinproxy; error=http_request_error\r\n"))
         #expect(text.contains("\r\nConnection: close\r\n"))
         #expect(ending == .closed)
         #expect(sent >= 1 && sent <= 3, "header bytes sent before the answer: \(sent)")

@@ -65,25 +65,29 @@ public enum UpstreamFailureKind: Sendable, Hashable {
 
 /// How an attached upstream connection ended.
 public struct UpstreamEnd: Sendable, Hashable {
-    /// The upstream closed its side with close_notify: nothing was cut. An
-    /// EOF or a reset beneath TLS is not clean, and leaves a body delimited
-    /// by the close incomplete (RFC 9112 §8).
-    public var closedCleanly: Bool
-    /// The read or write timeout (`timeouts.idle`) ran out.
-    public var timedOut: Bool
-    /// OpenSSL's words when the TLS connection failed; empty otherwise.
-    public var tlsError: String
+    /// What ended it: exactly one of these, so no combination of flags can
+    /// say two things at once.
+    public enum Cause: Sendable, Hashable {
+        /// The upstream closed its side with close_notify: nothing was cut.
+        case closeNotify
+        /// The TLS connection ended without close_notify, by an EOF or a
+        /// reset beneath TLS: an incomplete close (RFC 9112 §9.8). A body
+        /// delimited by the close is then cut (RFC 9112 §8).
+        case incompleteClose
+        /// A read or write on the socket failed.
+        case socketFailed
+        /// The TLS connection failed, in OpenSSL's words.
+        case tlsFailed(String)
+        /// The read or write timeout (`timeouts.idle`) ran out.
+        case timedOut
+    }
+
+    public var cause: Cause
     /// Response bytes the upstream sent that are still unread.
     public var buffered: Int
-    /// The TLS connection ended without close_notify, by an EOF or a reset
-    /// beneath TLS: an incomplete close (RFC 9112 §9.8).
-    public var incompleteClose: Bool
 
-    public init(closedCleanly: Bool, timedOut: Bool, tlsError: String, buffered: Int, incompleteClose: Bool) {
-        self.closedCleanly = closedCleanly
-        self.timedOut = timedOut
-        self.tlsError = tlsError
+    public init(_ cause: Cause, buffered: Int) {
+        self.cause = cause
         self.buffered = buffered
-        self.incompleteClose = incompleteClose
     }
 }

@@ -232,7 +232,7 @@ public struct SessionMachine: Sendable {
         // An intercepted CONNECT's upstream waiting for the first request is the executor's to drop.
         guard state == .exchanging, case let .attached(pooled)? = exchange?.upstream,
               let upstream = exchange?.routed.upstream else { return }
-        if ending.closedCleanly && exchange?.responseDelimitedByClose == true {
+        if ending.cause == .closeNotify && exchange?.responseDelimitedByClose == true {
             // The close ends the body: relay what came with it, and the exchange
             // is done; the client learns the end from the close too.
             actions.append(.relayResponse)
@@ -240,11 +240,11 @@ public struct SessionMachine: Sendable {
         }
         if exchange?.responseStarted == true {
             // Mid-body: the connection is cut (`abort`: reset when the client's body ends at the close).
-            let truncated = ending.incompleteClose && exchange?.responseDelimitedByClose == true
+            let truncated = ending.cause == .incompleteClose && exchange?.responseDelimitedByClose == true
             let cause: CloseReason.Cause = truncated ? .upstreamTruncatedResponse(upstream) : .upstreamEndedMidResponse(upstream)
             return abort(CloseReason(cause, in: phase), into: &actions)
         }
-        if pooled && exchange?.isRetriable == true && ending.buffered == 0 && !ending.timedOut {
+        if pooled && exchange?.isRetriable == true && ending.buffered == 0 && ending.cause != .timedOut {
             // RFC 9112 §9.3.1: a pooled connection the server had closed; the
             // idempotent request, of which nothing was answered, goes again once.
             actions.append(.releaseUpstream(reuse: false))
@@ -252,9 +252,11 @@ public struct SessionMachine: Sendable {
             actions.append(.reconnectUpstream)
             return
         }
-        let cause: CloseReason.Cause = !ending.tlsError.isEmpty && !ending.closedCleanly
-            ? .tlsFailed(upstream, detail: ending.tlsError)
-            : ending.timedOut ? .upstreamTimedOut(upstream) : .upstreamClosed(upstream)
+        let cause: CloseReason.Cause = switch ending.cause {
+        case let .tlsFailed(detail): .tlsFailed(upstream, detail: detail)
+        case .timedOut: .upstreamTimedOut(upstream)
+        case .closeNotify, .incompleteClose, .socketFailed: .upstreamClosed(upstream)
+        }
         end(CloseReason(cause, in: phase), into: &actions)
     }
 }

@@ -226,12 +226,13 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
 
     func upstream(_ connection: UpstreamConnection, didEnd ending: StreamEnd) {
         if dropReservedUpstream(connection) { return }
-        var tlsError = ""
-        if case let .tlsFailed(detail) = ending { tlsError = detail }
-        var timedOut = false
-        if case .timedOut = ending { timedOut = true }
-        handle(.upstreamEnded(UpstreamEnd(closedCleanly: ending == .endOfStream, timedOut: timedOut, tlsError: tlsError,
-                                          buffered: connection.stream.input.count,
-                                          incompleteClose: ending == .incompleteClose)))
+        let cause: UpstreamEnd.Cause = switch ending {
+        case .endOfStream: .closeNotify
+        case .incompleteClose: .incompleteClose
+        case .failed: .socketFailed
+        case let .tlsFailed(detail): .tlsFailed(detail)
+        case .timedOut: .timedOut
+        }
+        handle(.upstreamEnded(UpstreamEnd(cause, buffered: connection.stream.input.count)))
     }
 }

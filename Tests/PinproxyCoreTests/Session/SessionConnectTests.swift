@@ -186,8 +186,7 @@ struct SessionConnectTests {
                             .close(CloseReason(.clientTLSFailed(Self.api.host, detail: "SNI names other.example, not api.example.com"),
                                                in: .clientHandshake))])
         // The upstream ending meanwhile answers nothing either.
-        #expect(script.feed(.upstreamEnded(UpstreamEnd(closedCleanly: true, timedOut: false, tlsError: "", buffered: 0,
-                                                                  incompleteClose: false))).isEmpty)
+        #expect(script.feed(.upstreamEnded(UpstreamEnd(.closeNotify, buffered: 0))).isEmpty)
     }
 
     @Test("an upstream that closes while the client handshakes is not answered inside the handshake")
@@ -195,8 +194,7 @@ struct SessionConnectTests {
         var script = SessionScript()
         _ = script.head(Self.connectAPI, rules: Self.rules())
         _ = script.feed(.upstreamReady(pooled: false, reported: false))
-        #expect(script.feed(.upstreamEnded(UpstreamEnd(closedCleanly: true, timedOut: false, tlsError: "", buffered: 0,
-                                                                  incompleteClose: false))).isEmpty)
+        #expect(script.feed(.upstreamEnded(UpstreamEnd(.closeNotify, buffered: 0))).isEmpty)
         #expect(script.feed(.clientTLSReady) == [.readRequestHead])
     }
 

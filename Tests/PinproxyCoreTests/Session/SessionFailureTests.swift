@@ -70,10 +70,8 @@ struct SessionFailureTests {
         #expect(ready.last == .relayResponse)
     }
 
-    static func ended(clean: Bool = true, timedOut: Bool = false, tls: String = "", buffered: Int = 0,
-                      incomplete: Bool = false) -> SessionEvent {
-        .upstreamEnded(UpstreamEnd(closedCleanly: clean, timedOut: timedOut, tlsError: tls, buffered: buffered,
-                                   incompleteClose: incomplete))
+    static func ended(_ cause: UpstreamEnd.Cause = .closeNotify, buffered: Int = 0) -> SessionEvent {
+        .upstreamEnded(UpstreamEnd(cause, buffered: buffered))
     }
 
     @Test("a pooled connection found closed is replaced once, for idempotent requests without a body that got nothing back",
@@ -100,7 +98,7 @@ struct SessionFailureTests {
 
     @Test("no retry when the pooled connection sent bytes, timed out, or an interim response was relayed")
     func noRetry() {
-        for (event, status) in [(Self.ended(buffered: 3), 502), (Self.ended(clean: false, timedOut: true), 504)] {
+        for (event, status) in [(Self.ended(buffered: 3), 502), (Self.ended(.timedOut), 504)] {
             var script = SessionScript()
             _ = script.head(Self.get, rules: rules)
             _ = script.feed(.upstreamReady(pooled: true, reported: false))
@@ -120,7 +118,7 @@ struct SessionFailureTests {
         var script = SessionScript()
         _ = script.head(Self.get, rules: rules)
         _ = script.feed(.upstreamReady(pooled: false, reported: false))
-        let actions = script.feed(Self.ended(clean: false, tls: "bad record mac"))
+        let actions = script.feed(Self.ended(.tlsFailed("bad record mac")))
         #expect(Self.answer(actions)?.error == .tlsProtocolError)
     }
 
@@ -160,10 +158,10 @@ struct SessionFailureTests {
         // An incomplete close inside a body the upstream delimited by its close is a truncation.
         let delimitedByClose = !responseHead.contains("chunked") && !responseHead.contains("Content-Length")
         let cuts: [(SessionEvent, CloseReason)] = [
-            (Self.ended(clean: false, incomplete: true),
+            (Self.ended(.incompleteClose),
              CloseReason(delimitedByClose ? .upstreamTruncatedResponse(api) : .upstreamEndedMidResponse(api), in: .responseBody)),
-            (Self.ended(clean: false, tls: "bad record mac"), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
-            (Self.ended(clean: false, timedOut: true), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
+            (Self.ended(.tlsFailed("bad record mac")), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
+            (Self.ended(.timedOut), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
             (.responseBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))),
              CloseReason(.invalidResponse(api, reason: "invalid chunk size"), in: .responseBody)),
             (.clientFailed, CloseReason(.clientClosed, in: .responseBody)),

@@ -36,6 +36,33 @@ struct SessionFailureTests {
         #expect(script.machine.state == .closed)
     }
 
+    /// The `details` of a refusal are pinproxy's own words (docs/http.md):
+    /// whatever part of the request it refused, none of its bytes come back.
+    @Test("a refusal's answer never echoes the request's bytes", arguments: [
+        "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: Zq7marker\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Zq7marker\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Zq7marker, chunked\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nZq7marker\u{1}: v\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nX-A: Zq7marker\u{0}\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nZq7marker_Length: 1\r\nContent_Length: 1\r\n\r\n",
+        "GET /Zq7marker\u{7F} HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GE\u{1}T /Zq7marker HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GET http://Zq7marker..example/ HTTP/1.1\r\nHost: Zq7marker..example\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: Zq7marker:99999\r\n\r\n",
+        "CONNECT Zq7marker HTTP/1.1\r\nHost: Zq7marker\r\n\r\n",
+    ])
+    func refusalsDoNotEcho(request: String) throws {
+        var script = SessionScript()
+        let actions = script.head(request, rules: rules)
+        guard case let .answerAndClose(reason) = actions.last else {
+            Issue.record("not refused: \(actions)")
+            return
+        }
+        let answer = String(decoding: try #require(reason.answer).serialise(), as: UTF8.self)
+        #expect((400..<600).contains(try #require(reason.answer).status))
+        #expect(!answer.lowercased().contains("zq7marker"), "\(answer)")
+    }
+
     @Test("each upstream failure gets its status and Proxy-Status error", arguments: [
         (UpstreamFailureKind.dns("no such name"), 502, ProxyStatusError.dnsError),
         (.refused("127.0.0.1:1: Connection refused"), 502, .connectionRefused),
@@ -111,6 +138,31 @@ struct SessionFailureTests {
         let actions = interim.feed(Self.ended())
         #expect(actions == [.releaseUpstream(reuse: false),
                             .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api), in: .response))])
+    }
+
+    /// Every way an attached connection can end, before any response byte:
+    /// a pooled connection is retried unless it timed out; a fresh one is
+    /// answered by how it ended (the machine's switch over `UpstreamEnd.Cause`).
+    @Test("each way a connection ends before the response: retried when pooled unless timed out, else its answer",
+          arguments: [
+              (UpstreamEnd.Cause.closeNotify, true, 502, ProxyStatusError.connectionTerminated),
+              (.incompleteClose, true, 502, .connectionTerminated),
+              (.socketFailed, true, 502, .connectionTerminated),
+              (.tlsFailed("bad record mac"), true, 502, .tlsProtocolError),
+              (.timedOut, false, 504, .httpResponseTimeout),
+          ])
+    func endingsBeforeResponse(cause: UpstreamEnd.Cause, retriedWhenPooled: Bool, status: Int, error: ProxyStatusError) {
+        var pooled = SessionScript()
+        _ = pooled.head(Self.get, rules: rules)
+        _ = pooled.feed(.upstreamReady(pooled: true, reported: false))
+        let retry = pooled.feed(Self.ended(cause))
+        #expect((retry == [.releaseUpstream(reuse: false), .reconnectUpstream]) == retriedWhenPooled, "\(retry)")
+
+        var fresh = SessionScript()
+        _ = fresh.head(Self.get, rules: rules)
+        _ = fresh.feed(.upstreamReady(pooled: false, reported: false))
+        let answer = Self.answer(fresh.feed(Self.ended(cause)))
+        #expect(answer?.status == status && answer?.error == error, "\(String(describing: answer))")
     }
 
     @Test("a TLS failure on an attached connection is 502 tls_protocol_error")

@@ -6,6 +6,9 @@ import PinproxyRuntime
 /// return its exit code.
 enum RunCommand {
     static func execute(_ invocation: Invocation) -> Int32 {
+        // First, before any thread or the configuration's load: a SIGHUP
+        // during start-up must wait for the handler, not end the process.
+        DaemonSignals.holdUntilHandled()
         signal(SIGPIPE, SIG_IGN)
         let logger = Logger.shared
         if let level = invocation.logLevel {

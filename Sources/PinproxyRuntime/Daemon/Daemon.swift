@@ -184,13 +184,10 @@ public final class Daemon: @unchecked Sendable {
         workers[0].loop.execute { [self] in beginShutdown() }
     }
 
+    /// The handlers first, then the unblock (`DaemonSignals`): a signal that
+    /// came during start-up is held until here and handled, not fatal.
     private func installSignals(on loop: EventLoop) {
-        // A parent (a script, a supervisor) may have left these blocked;
-        // blocked, they would never reach libevent's handler.
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        for signal in [SIGHUP, SIGTERM, SIGINT, SIGUSR1] { sigaddset(&unblock, signal) }
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        defer { DaemonSignals.deliverToHandlers() }
         signalSources = [
             SignalSource(loop: loop, signal: SIGHUP) { [unowned self] in self.reload() },
             SignalSource(loop: loop, signal: SIGTERM) { [unowned self] in self.beginShutdown() },

@@ -3,7 +3,8 @@ import Testing
 
 /// Signals to the real `pinproxy run` process under load (issue 7, fault
 /// injection): `kill -9` mid-burst leaves a usable log, SIGHUP storms drop no
-/// request and count generations exactly. (SIGTERM with downloads in flight,
+/// request and count generations exactly, signals sent during start-up wait
+/// for their handlers. (SIGTERM with downloads in flight,
 /// and signals a parent left blocked, are tested with the notify socket that
 /// sees them: `ServiceDrainTests`, `ServiceNotifyTests`; a download the
 /// shutdown timeout cuts is tested here.)
@@ -100,6 +101,52 @@ struct ProcessSignalFaultTests {
         restarted.send(SIGTERM)
         #expect(restarted.waitForExit(timeout: 15) == 0)
         load.cancel()
+    }
+
+    /// Whether `pid` is `pinproxy` (past the test harness's wrapper, which
+    /// execs it) and blocks SIGHUP, as `pinproxy run`'s first statement does.
+    private static func pinproxyBlocksSIGHUP(_ pid: Int32) -> (isPinproxy: Bool, blocks: Bool) {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
+        guard exe.hasSuffix("/pinproxy"),
+              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return (exe.hasSuffix("/pinproxy"), false) }
+        return (true, mask & (1 << (UInt64(SIGHUP) - 1)) != 0)
+    }
+
+    @Test("a SIGHUP and a SIGUSR1 sent while a large configuration loads are handled once the daemon runs, not fatal")
+    func signalsDuringStartUp() throws {
+        let directory = try TemporaryDirectory()
+        let port = ToolPaths.freePort()
+        // 20,000 rules: the load takes about 1.7 s in a debug build, the window the signals land in.
+        let rules = (0..<20_000).map {
+            #""h\#($0).example": { "policy": "pin-public-keys", "pins": ["sha256/\#(String(repeating: "A", count: 43))=", "sha256/\#(String(repeating: "B", count: 42))A="] }"#
+        }
+        let path = directory.path + "/pinproxy.json"
+        try """
+        { "listeners": [ { "listen": "127.0.0.1:\(port)", "mode": "forward" } ], "threads": 1,
+          "violation_log": "\(directory.path)/violations.jsonl", "hosts": { \(rules.joined(separator: ",\n")) } }
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        // Not `startDaemon`, which waits for "listening on": the signals must come before it.
+        let daemon = try PinproxyBinary.start(["run", "--config", path], options: .init(signalMask: .clean))
+        // The signals go as soon as pinproxy holds them, or 0.3 s after it was
+        // exec'd if it never does (the load alone takes over a second).
+        var execSeen: Date?
+        try #require(eventually(timeout: 10, interval: 0.001) {
+            let state = Self.pinproxyBlocksSIGHUP(daemon.pid)
+            if state.isPinproxy && execSeen == nil { execSeen = Date() }
+            return state.blocks || (execSeen.map { Date().timeIntervalSince($0) > 0.3 } ?? false) || !daemon.isRunning
+        })
+        daemon.send(SIGHUP)
+        daemon.send(SIGUSR1)
+        #expect(eventually(timeout: 60) { (try? RawClient(port: port)) != nil || !daemon.isRunning })
+        #expect(daemon.isRunning, "the daemon died of a signal sent during its start-up: \(daemon.stderrText)")
+        #expect(eventually(timeout: 60) { daemon.stderrText.contains("configuration generation 2 active") },
+                "the SIGHUP sent during start-up was not handled: \(daemon.stderrText.suffix(2000))")
+        #expect(daemon.stderrText.contains("SIGUSR1: reopening the violation log"))
+        daemon.send(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 30) == 0)
     }
 
     @Test("10 SIGHUPs per second for 3 s under keep-alive load: no request fails and every reload counts one generation")

@@ -44,9 +44,7 @@ public struct SessionMachine: Sendable {
     /// The connection ended on a CONNECT that was answered with an error
     /// instead of a tunnel (SPEC §6's CONNECT outcome `refused`).
     public internal(set) var refusedConnect = false
-    /// The connection's last `Host` value and its endpoint (`HostFieldMemo`).
-    var hostMemo = HostFieldMemo()
-    /// The loop's buffers while an event is handled (`handle(_:into:lending:)`),
+    /// The loop's buffers while an event is handled (`handle(_:into:lending:hostMemo:)`),
     /// taken for the heads serialised and given the arrays of heads done with.
     var headBuffers = HeadBuffers()
 
@@ -54,23 +52,31 @@ public struct SessionMachine: Sendable {
         self.mode = mode
     }
 
-    /// `handle(_:into:)` with the loop's `HeadBuffers` lent for the event:
-    /// the heads it serialises are written into them and the heads it is done
-    /// with go back to them, and the connection keeps none between events.
+    /// `handle(_:into:)` with what the loop keeps for its sessions lent for
+    /// the event: the heads it serialises are written into the loop's
+    /// `HeadBuffers` and the heads it is done with go back to them, and a head
+    /// it routes has its `Host` value checked against the loop's `HostFieldMemo`;
+    /// the connection keeps neither between events.
     public mutating func handle(_ event: SessionEvent, into actions: inout [SessionAction],
-                                lending buffers: inout HeadBuffers) {
+                                lending buffers: inout HeadBuffers, hostMemo: inout HostFieldMemo) {
         swap(&headBuffers, &buffers)
-        handle(event, into: &actions)
+        dispatch(event, into: &actions, hostMemo: &hostMemo)
         swap(&headBuffers, &buffers)
     }
 
     /// Feeds one event; appends what to do to `actions` (reused by the caller,
     /// so the hot path allocates no array per event).
     public mutating func handle(_ event: SessionEvent, into actions: inout [SessionAction]) {
+        var hostMemo = HostFieldMemo()
+        dispatch(event, into: &actions, hostMemo: &hostMemo)
+    }
+
+    private mutating func dispatch(_ event: SessionEvent, into actions: inout [SessionAction],
+                                   hostMemo: inout HostFieldMemo) {
         guard state != .closed else { return }
         switch event {
         case let .requestHead(result, buffered, rules, draining):
-            requestHead(result, buffered: buffered, rules: rules, draining: draining, into: &actions)
+            requestHead(result, buffered: buffered, rules: rules, draining: draining, hostMemo: &hostMemo, into: &actions)
         case let .upstreamReady(pooled, reported):
             upstreamReady(pooled: pooled, reported: reported, into: &actions)
         case let .upstreamFailed(failure):
@@ -128,7 +134,7 @@ public struct SessionMachine: Sendable {
     // MARK: request heads
 
     private mutating func requestHead(_ result: HeadParseResult<HTTPRequestHead>, buffered: Int, rules: RequestRules,
-                                      draining: Bool, into actions: inout [SessionAction]) {
+                                      draining: Bool, hostMemo: inout HostFieldMemo, into actions: inout [SessionAction]) {
         guard state == .awaitingHead else { return }
         switch result {
         case .incomplete where draining && buffered == 0:
@@ -146,13 +152,13 @@ public struct SessionMachine: Sendable {
             end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
         case let .complete(head, consumed):
             clientVersion = head.version
-            begin(head, consumed: consumed, rules: rules, draining: draining, into: &actions)
+            begin(head, consumed: consumed, rules: rules, draining: draining, hostMemo: &hostMemo, into: &actions)
         }
     }
 
     /// Routes a complete head (SPEC §3) and starts its exchange, or refuses it.
     private mutating func begin(_ head: HTTPRequestHead, consumed: Int, rules: RequestRules, draining: Bool,
-                                into actions: inout [SessionAction]) {
+                                hostMemo: inout HostFieldMemo, into actions: inout [SessionAction]) {
         if head.method == "CONNECT", case .forward = mode, interceptedUpstream == nil {
             return beginConnect(head, consumed: consumed, rules: rules, into: &actions)
         }

@@ -95,9 +95,11 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     func handle(_ event: SessionEvent) {
         // An event reported by one of this session's own actions joins the queue being run.
         let worker = self.worker
-        guard nextAction == 0 else { return machine.handle(event, into: &actions, lending: &worker.headBuffers) }
+        guard nextAction == 0 else {
+            return machine.handle(event, into: &actions, lending: &worker.headBuffers, hostMemo: &worker.hostMemo)
+        }
         worker.lendActions(to: &actions)
-        machine.handle(event, into: &actions, lending: &worker.headBuffers)
+        machine.handle(event, into: &actions, lending: &worker.headBuffers, hostMemo: &worker.hostMemo)
         while nextAction < actions.count {
             // Moved out of the queue, not copied: its payload (a head's bytes,
             // a rule's name) is neither retained for the call nor released

@@ -63,6 +63,10 @@ final class LoopWorker: IdleSocketDelegate {
     /// event. Unchecked exclusivity: only this loop's thread touches it, and
     /// no borrower reaches back to the worker while it holds it.
     @exclusivity(unchecked) var headBuffers = HeadBuffers()
+    /// The last `Host` value this loop's sessions routed and its endpoint
+    /// (`HostFieldMemo`): lent to one session at a time, for one event, on
+    /// the same terms as `headBuffers`.
+    @exclusivity(unchecked) var hostMemo = HostFieldMemo()
     /// Where a new connection's first bytes are read at accept (`accept`),
     /// owned: they move from it into the session's input at once, so one
     /// buffer serves the loop.

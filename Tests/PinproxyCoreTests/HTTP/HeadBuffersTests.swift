@@ -129,19 +129,20 @@ struct HeadBuffersTests {
     func machineGivesHeadsBack() {
         var machine = SessionMachine(mode: .gateway(upstream: SessionScript.api))
         var buffers = HeadBuffers()
+        var hostMemo = HostFieldMemo()
         var actions: [SessionAction] = []
         let rules = SessionScript.rules()
         for round in 0..<3 {
             let text = Self.requests[round == 1 ? 0 : 2]
             let head = Array(text.utf8).withUnsafeBytes { RequestHeadParser.parse($0, limits: HeadLimits(), buffers: &buffers) }
-            machine.handle(.requestHead(head, buffered: text.utf8.count, rules: rules, draining: false), into: &actions, lending: &buffers)
-            machine.handle(.upstreamReady(pooled: true, reported: false), into: &actions, lending: &buffers)
+            machine.handle(.requestHead(head, buffered: text.utf8.count, rules: rules, draining: false), into: &actions, lending: &buffers, hostMemo: &hostMemo)
+            machine.handle(.upstreamReady(pooled: true, reported: false), into: &actions, lending: &buffers, hostMemo: &hostMemo)
             if round == 1 {
                 // An interim response first: its head goes back too, and its relayed copy once written.
                 let hints = Array("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n".utf8).withUnsafeBytes {
                     ResponseHeadParser.parse($0, requestMethod: "GET", limits: HeadLimits(), buffers: &buffers)
                 }
-                machine.handle(.responseHead(hints), into: &actions, lending: &buffers)
+                machine.handle(.responseHead(hints), into: &actions, lending: &buffers, hostMemo: &hostMemo)
                 #expect(actions.contains { if case .relayInterimResponse(.some, _) = $0 { true } else { false } })
                 // The request's head and its serialised copy are out; the interim head's lines and bytes are back.
                 #expect(buffers.keptCounts == (lines: 1, bytes: 1))
@@ -150,8 +151,8 @@ struct HeadBuffersTests {
             let response = Array(answer.utf8).withUnsafeBytes {
                 ResponseHeadParser.parse($0, requestMethod: "GET", limits: HeadLimits(), buffers: &buffers)
             }
-            machine.handle(.responseHead(response), into: &actions, lending: &buffers)
-            machine.handle(.responseBody(.complete), into: &actions, lending: &buffers)
+            machine.handle(.responseHead(response), into: &actions, lending: &buffers, hostMemo: &hostMemo)
+            machine.handle(.responseBody(.complete), into: &actions, lending: &buffers, hostMemo: &hostMemo)
             #expect(actions.contains { if case .nextRequest = $0 { true } else { false } }, "round \(round)")
             for action in actions {
                 switch action {

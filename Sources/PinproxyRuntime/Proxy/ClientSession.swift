@@ -81,12 +81,19 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     deinit { client.close() }
 
     /// Starts serving: `headDeadline` is when the request-header timeout that
-    /// started at accept runs out. Reads what woke the waiting client at once.
-    func start(headDeadline deadline: ContinuousClock.Instant) {
+    /// started at accept runs out. With `firstBytesFollow` (bytes read at
+    /// accept are delivered next), those bytes decide: a complete head stops
+    /// reading or reads on without a timeout, an incomplete one waits for
+    /// the rest until the deadline (`awaitRequestHead`). Asking to read here
+    /// would work out a timeout (some 500 instructions of clock and
+    /// `Duration` arithmetic) that a close request drops unused in the same
+    /// pass, before its request could go upstream. Without them, reading
+    /// is asked for first: the socket is read at once, and may hold nothing.
+    func start(headDeadline deadline: ContinuousClock.Instant, firstBytesFollow: Bool) {
         headDeadline = deadline
         client.setReadHighWatermark(worker.configuration.limits.maxHeaderBytes + 16 * 1024)
         client.setWriteTimeout(worker.configuration.idleTimeout)
-        client.startReading(timeout: .until(deadline))
+        if !firstBytesFollow { client.startReading(timeout: .until(deadline)) }
     }
 
     /// Feeds `event` to the machine and runs the actions that come back, in

@@ -115,11 +115,12 @@ struct ProcessSignalFaultTests {
         return (true, mask & (1 << (UInt64(SIGHUP) - 1)) != 0)
     }
 
-    @Test("a SIGHUP and a SIGUSR1 sent while a large configuration loads are handled once the daemon runs, not fatal")
-    func signalsDuringStartUp() throws {
-        let directory = try TemporaryDirectory()
+    /// `pinproxy run` with a 20,000-rule configuration (the load takes about
+    /// 1.7 s in a debug build, the window signals sent during start-up land
+    /// in), returned as soon as it holds its signals, or 0.3 s after it was
+    /// exec'd if it never does; and its port.
+    private static func startLargeConfiguration(in directory: TemporaryDirectory) throws -> (ChildProcess, UInt16) {
         let port = ToolPaths.freePort()
-        // 20,000 rules: the load takes about 1.7 s in a debug build, the window the signals land in.
         let rules = (0..<20_000).map {
             #""h\#($0).example": { "policy": "pin-public-keys", "pins": ["sha256/\#(String(repeating: "A", count: 43))=", "sha256/\#(String(repeating: "B", count: 42))A="] }"#
         }
@@ -130,14 +131,19 @@ struct ProcessSignalFaultTests {
         """.write(toFile: path, atomically: true, encoding: .utf8)
         // Not `startDaemon`, which waits for "listening on": the signals must come before it.
         let daemon = try PinproxyBinary.start(["run", "--config", path], options: .init(signalMask: .clean))
-        // The signals go as soon as pinproxy holds them, or 0.3 s after it was
-        // exec'd if it never does (the load alone takes over a second).
         var execSeen: Date?
         try #require(eventually(timeout: 10, interval: 0.001) {
             let state = Self.pinproxyBlocksSIGHUP(daemon.pid)
             if state.isPinproxy && execSeen == nil { execSeen = Date() }
             return state.blocks || (execSeen.map { Date().timeIntervalSince($0) > 0.3 } ?? false) || !daemon.isRunning
         })
+        return (daemon, port)
+    }
+
+    @Test("a SIGHUP and a SIGUSR1 sent while a large configuration loads are handled once the daemon runs, not fatal")
+    func signalsDuringStartUp() throws {
+        let directory = try TemporaryDirectory()
+        let (daemon, port) = try Self.startLargeConfiguration(in: directory)
         daemon.send(SIGHUP)
         daemon.send(SIGUSR1)
         #expect(eventually(timeout: 60) { (try? RawClient(port: port)) != nil || !daemon.isRunning })
@@ -147,6 +153,17 @@ struct ProcessSignalFaultTests {
         #expect(daemon.stderrText.contains("SIGUSR1: reopening the violation log"))
         daemon.send(SIGTERM)
         #expect(daemon.waitForExit(timeout: 30) == 0)
+    }
+
+    @Test("a SIGTERM sent while a large configuration loads is a drain once the daemon runs: exit 0, not death by signal")
+    func termDuringStartUp() throws {
+        let directory = try TemporaryDirectory()
+        let (daemon, _) = try Self.startLargeConfiguration(in: directory)
+        daemon.send(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 60) == 0, "\(daemon.stderrText.suffix(2000))")
+        let log = daemon.stderrText
+        #expect(log.contains("listening on") && log.contains("shutting down") && log.contains("stopped"),
+                "the SIGTERM sent during start-up was not handled as a drain: \(log.suffix(2000))")
     }
 
     @Test("10 SIGHUPs per second for 3 s under keep-alive load: no request fails and every reload counts one generation")

@@ -8,6 +8,9 @@
 #                                          # with Connection: close (the upstream stays pooled)
 #   TARGET=haproxy bench/request-cost.sh   # HAProxy configured as in bench/run.sh, measured the
 #                                          # same way: the anchor for pinproxy's figures
+#   LISTENER=forward bench/request-cost.sh # pinproxy as a forward proxy instead of the gateway:
+#                                          # absolute-form requests (http://HOST/100b), as
+#                                          # http_proxy clients send them (pinproxy only)
 #
 # pinproxy (release build, one loop, the pinned gateway of bench/run.sh), or
 # HAProxy with TARGET=haproxy, runs in front of one nginx TLS upstream. It runs
@@ -28,6 +31,12 @@ case "$MODE" in
     *) echo "MODE is keep-alive or close, not $MODE" >&2; exit 2 ;;
 esac
 TARGET="${TARGET:-pinproxy}"
+LISTENER="${LISTENER:-gateway}"
+case "$LISTENER" in
+    gateway) ;;
+    forward) [ "$TARGET" = pinproxy ] || { echo "LISTENER=forward measures pinproxy only" >&2; exit 2; } ;;
+    *) echo "LISTENER is gateway or forward, not $LISTENER" >&2; exit 2 ;;
+esac
 PORT_BASE="${PORT_BASE:-28500}"
 UP_PORT=$((PORT_BASE + 0))
 PROXY_PORT=$((PORT_BASE + 1))
@@ -40,6 +49,12 @@ require_target "$TARGET"
 rm -rf "$WORK" && mkdir -p "$WORK/www" "$WORK/logs"
 
 start_gateway_setting "$WORK" "$UP_PORT" "$PROXY_PORT" 1
+if [ "$LISTENER" = forward ]; then
+    # The same pinned rule and upstream; the listener takes the host from each request.
+    sed -i 's|"mode": "gateway", "upstream": "[^"]*"|"mode": "forward"|' "$WORK/pinproxy.json"
+    grep -q '"mode": "forward"' "$WORK/pinproxy.json" || die "could not make the listener a forward one"
+    REQUEST_FLAGS+=(--url "http://$HOST_NAME/100b")
+fi
 target_command "$TARGET" "$WORK"
 
 # run_counted TOOL COUNT — pinproxy under TOOL (callgrind or strace) for COUNT requests.
@@ -70,7 +85,9 @@ many_ir=$(awk '/^totals:/ {print $2}' "$WORK/callgrind.$CG_MANY")
 # strace -c's last line: "100.00 <seconds> <usecs/call> <calls> [<errors>] total"
 few_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_FEW")
 many_sc=$(awk '$NF == "total" {print $4}' "$WORK/strace.$CG_MANY")
-python3 - "$TARGET" "$MODE" "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
+label="$TARGET"
+[ "$LISTENER" = forward ] && label="$TARGET (forward listener)"
+python3 - "$label" "$MODE" "$CG_FEW" "$CG_MANY" "$few_ir" "$many_ir" "$few_sc" "$many_sc" <<'PY'
 import sys
 target, mode = sys.argv[1:3]
 few, many, few_ir, many_ir, few_sc, many_sc = map(int, sys.argv[3:])

@@ -16,13 +16,16 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--port", type=int, required=True)
 parser.add_argument("--count", type=int, required=True)
 parser.add_argument("--keep-alive", action="store_true")
+# An absolute-form target (a forward proxy's request, RFC 9112 §3.2.2), e.g.
+# http://bench.example/100b; http.client then sends its authority as Host.
+parser.add_argument("--url", default="/100b")
 args = parser.parse_args()
 connection = None
 for index in range(args.count):
     if connection is None:
         connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=60)
     headers = {} if args.keep_alive else {"Connection": "close"}
-    connection.request("GET", "/100b", headers=headers)
+    connection.request("GET", args.url, headers=headers)
     response = connection.getresponse()
     body = response.read()
     if not args.keep_alive or response.will_close:

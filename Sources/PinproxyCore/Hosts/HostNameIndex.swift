@@ -86,8 +86,15 @@ struct HostNameIndex: Sendable {
     /// FNV-1a over the bytes, then a multiply-xorshift finish so that the low
     /// bits the mask keeps depend on every byte. Keys are the operator's
     /// configuration, not the peer's: a peer's host only probes.
+    /// Over the contiguous UTF-8 of a native string: walking the generic
+    /// `Substring.UTF8View` cost some 40 instructions a byte, and every
+    /// forward request hashes its host.
     @inline(__always)
     private static func hash(_ bytes: Substring.UTF8View) -> Int {
+        bytes.withContiguousStorageIfAvailable(hash) ?? hash(Array(bytes))
+    }
+
+    private static func hash(_ bytes: some Sequence<UInt8>) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3

@@ -92,7 +92,8 @@ public enum RequestRouter {
         guard !bytes.contains(UInt8(ascii: "#")) else { return .failure(.badRequest("fragment in request target")) }
         guard let separator = firstSchemeSeparator(in: bytes) else { return .failure(.badRequest("invalid request target")) }
         let scheme = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[..<separator]))
-        guard HTTPSyntax.equalsIgnoringASCIICase(bytes: scheme, "http") || HTTPSyntax.equalsIgnoringASCIICase(bytes: scheme, "https") else {
+        guard HTTPSyntax.equalsIgnoringASCIICase(bytes: scheme, lowercase: "http")
+            || HTTPSyntax.equalsIgnoringASCIICase(bytes: scheme, lowercase: "https") else {
             return .failure(.badRequest("unsupported scheme"))
         }
         let authorityStart = separator + 3

@@ -26,7 +26,7 @@ treats every connection according to --mode, one thread per connection:
 Each connection's summary goes to --events as one JSON line
 ({"mode", "handshake_ok", "head_bytes", "drained", "error"}).
 """
-import argparse, json, os, socket, ssl, struct, threading
+import argparse, json, os, socket, ssl, struct, threading, time
 
 import peer
 
@@ -106,6 +106,13 @@ def serve_tls(raw, context, opts, summary):
         # ('H') is no TLS content type, so the client's record layer fails.
         os.write(tls.fileno(), b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + bytes(range(256)))
         hold(tls)
+    elif mode == "garbage-mid-body":
+        # A proper head and the first body bytes over TLS, then bytes beneath
+        # the TLS layer that are no record: the client's TLS fails mid-body.
+        tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello")
+        time.sleep(0.2)
+        os.write(tls.fileno(), bytes(range(256)))
+        hold(tls)
     elif mode == "early-answer":
         body = b"request body not wanted\n"
         tls.sendall(b"HTTP/1.1 413 Content Too Large\r\nContent-Type: text/plain\r\n"
@@ -153,7 +160,7 @@ def handle(raw, context, opts):
                     events.write(json.dumps(summary) + "\n")
 
 
-MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "early-answer", "cl-and-te", "bad-chunk",
+MODES = ["reset-handshake", "stall-response", "endless-head", "garbage-records", "garbage-mid-body", "early-answer", "cl-and-te", "bad-chunk",
          "plain-http"]
 
 

@@ -110,8 +110,10 @@ extension CloseReason {
         switch cause {
         case .completed, .clientClosed, .clientTimedOut, .shuttingDown: .debug
         case .requestHeadTimedOut, .invalidRequest, .requestDenied, .proxyLoop, .dnsFailed, .connectionRefused,
-             .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .upstreamEndedMidResponse, .connectPortDenied,
-             .tunnelCannotEnforce, .misdirected: .info
+             .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .connectPortDenied, .tunnelCannotEnforce, .misdirected: .info
+        // A broken TLS stream is a warning whether or not a response was under way.
+        case .upstreamEndedMidResponse(_, .tlsFailed): .warning
+        case .upstreamEndedMidResponse: .info
         case .connectionLimit, .tlsFailed, .trustBlocked, .invalidResponse, .interceptionNotConfigured,
              .interceptionNotCovered, .clientTLSFailed, .upstreamTruncatedResponse: .warning
         }
@@ -126,7 +128,7 @@ extension CloseReason {
         case .clientTLSFailed: "tls"
         case .dnsFailed: "dns"
         case .connectionRefused, .connectTimedOut: "connect"
-        case .tlsFailed: "tls"
+        case .tlsFailed, .upstreamEndedMidResponse(_, .tlsFailed): "tls"
         case .trustBlocked: "trust"
         case .upstreamClosed, .upstreamTimedOut, .invalidResponse, .upstreamEndedMidResponse,
              .upstreamTruncatedResponse: "proxy"
@@ -152,7 +154,13 @@ extension CloseReason {
         case let .upstreamClosed(upstream): "\(upstream) closed before answering"
         case let .upstreamTimedOut(upstream): "\(upstream) did not answer in time"
         case let .invalidResponse(upstream, reason): "\(upstream): invalid response: \(reason)"
-        case let .upstreamEndedMidResponse(upstream): "\(upstream) ended mid-response"
+        case let .upstreamEndedMidResponse(upstream, how):
+            switch how {
+            case .closeNotify: "\(upstream) closed (close_notify) mid-response"
+            case .incompleteClose: "\(upstream) ended mid-response without TLS close_notify"
+            case let .socketFailed(detail), let .tlsFailed(detail): "\(upstream) failed mid-response: \(detail)"
+            case .timedOut: "\(upstream) sent nothing mid-response for timeouts.idle"
+            }
         case let .upstreamTruncatedResponse(upstream):
             "\(upstream) ended a body delimited by the close without TLS close_notify: taken as cut, the client is reset"
         case let .connectPortDenied(target): "CONNECT \(target) refused: port not in connect_ports (403)"

@@ -45,8 +45,10 @@ public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
         case upstreamTimedOut(Endpoint)
         /// The upstream's response is invalid or ambiguous (RFC 9112).
         case invalidResponse(Endpoint, reason: String)
-        /// The upstream ended in the middle of a response already under way.
-        case upstreamEndedMidResponse(Endpoint)
+        /// The upstream ended in the middle of a response already under way,
+        /// and how: a TLS failure there (a record that does not decrypt, say)
+        /// is logged in OpenSSL's words, as one before the response is.
+        case upstreamEndedMidResponse(Endpoint, how: UpstreamEnd.Cause)
         /// The upstream's TLS connection ended without close_notify inside a
         /// body delimited by the close: an incomplete close (RFC 9112 §9.8),
         /// what a truncation attack forges, so the body is taken as cut.

@@ -74,8 +74,8 @@ public struct UpstreamEnd: Sendable, Hashable {
         /// reset beneath TLS: an incomplete close (RFC 9112 §9.8). A body
         /// delimited by the close is then cut (RFC 9112 §8).
         case incompleteClose
-        /// A read or write on the socket failed.
-        case socketFailed
+        /// A read or write on the socket failed, in the system's words.
+        case socketFailed(String)
         /// The TLS connection failed, in OpenSSL's words.
         case tlsFailed(String)
         /// The read or write timeout (`timeouts.idle`) ran out.

@@ -247,7 +247,8 @@ public struct SessionMachine: Sendable {
         if exchange?.responseStarted == true {
             // Mid-body: the connection is cut (`abort`: reset when the client's body ends at the close).
             let truncated = ending.cause == .incompleteClose && exchange?.responseDelimitedByClose == true
-            let cause: CloseReason.Cause = truncated ? .upstreamTruncatedResponse(upstream) : .upstreamEndedMidResponse(upstream)
+            let cause: CloseReason.Cause = truncated ? .upstreamTruncatedResponse(upstream)
+                : .upstreamEndedMidResponse(upstream, how: ending.cause)
             return abort(CloseReason(cause, in: phase), into: &actions)
         }
         if pooled && exchange?.isRetriable == true && ending.buffered == 0 && ending.cause != .timedOut {

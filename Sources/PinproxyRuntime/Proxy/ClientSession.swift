@@ -238,7 +238,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         let cause: UpstreamEnd.Cause = switch ending {
         case .endOfStream: .closeNotify
         case .incompleteClose: .incompleteClose
-        case .failed: .socketFailed
+        case let .failed(detail): .socketFailed(detail)
         case let .tlsFailed(detail): .tlsFailed(detail)
         case .timedOut: .timedOut
         }

@@ -37,7 +37,11 @@ struct CloseReasonTests {
         (.invalidResponse(api, reason: "bare lf in field section"), 502,
          "pinproxy; error=http_protocol_error; details=\"bare lf in field section\"", .warning),
         (.misdirected(HostName("other.example")!), 421, "pinproxy; error=http_request_error", .info),
-        (.upstreamEndedMidResponse(api), nil, nil, .info),
+        (.upstreamEndedMidResponse(api, how: .closeNotify), nil, nil, .info),
+        (.upstreamEndedMidResponse(api, how: .incompleteClose), nil, nil, .info),
+        (.upstreamEndedMidResponse(api, how: .socketFailed("read: Connection reset by peer")), nil, nil, .info),
+        (.upstreamEndedMidResponse(api, how: .tlsFailed("bad record mac")), nil, nil, .warning),
+        (.upstreamEndedMidResponse(api, how: .timedOut), nil, nil, .info),
         (.upstreamTruncatedResponse(api), nil, nil, .warning),
     ]
 
@@ -55,6 +59,24 @@ struct CloseReasonTests {
         #expect(lines.first?.hasPrefix("HTTP/1.1 \(status) ") == true)
         #expect(lines.first { $0.hasPrefix("Proxy-Status: ") }.map { String($0.dropFirst(14)) } == proxyStatus)
         #expect(lines.contains("Connection: close"))
+    }
+
+    @Test("a response cut mid-way is logged with how the upstream ended it, a TLS failure in OpenSSL's words and as a warning",
+          arguments: [
+              (UpstreamEnd.Cause.closeNotify, "api.example.com:443 closed (close_notify) mid-response", "proxy", CloseReason.Severity.info),
+              (.incompleteClose, "api.example.com:443 ended mid-response without TLS close_notify", "proxy", .info),
+              (.socketFailed("read: Connection reset by peer"),
+               "api.example.com:443 failed mid-response: read: Connection reset by peer", "proxy", .info),
+              (.tlsFailed("decryption failed or bad record mac"),
+               "api.example.com:443 failed mid-response: decryption failed or bad record mac", "tls", .warning),
+              (.timedOut, "api.example.com:443 sent nothing mid-response for timeouts.idle", "proxy", .info),
+          ])
+    func cutResponsesSayHow(how: UpstreamEnd.Cause, message: String, subsystem: String, severity: CloseReason.Severity) {
+        let reason = CloseReason(.upstreamEndedMidResponse(Self.api, how: how), in: .responseBody)
+        #expect(reason.logMessage == message)
+        #expect(reason.subsystem == subsystem)
+        #expect(reason.severity == severity)
+        #expect(reason.answer == nil)
     }
 
     @Test("every Proxy-Status error type of RFC 9209 that pinproxy uses is reachable from the table")

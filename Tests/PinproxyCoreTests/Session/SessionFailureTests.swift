@@ -137,7 +137,7 @@ struct SessionFailureTests {
         _ = interim.response("HTTP/1.1 100 Continue\r\n\r\n")
         let actions = interim.feed(Self.ended())
         #expect(actions == [.releaseUpstream(reuse: false),
-                            .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api), in: .response))])
+                            .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api, how: .closeNotify), in: .response))])
     }
 
     /// Every way an attached connection can end, before any response byte:
@@ -147,7 +147,7 @@ struct SessionFailureTests {
           arguments: [
               (UpstreamEnd.Cause.closeNotify, true, 502, ProxyStatusError.connectionTerminated),
               (.incompleteClose, true, 502, .connectionTerminated),
-              (.socketFailed, true, 502, .connectionTerminated),
+              (.socketFailed("read: Connection reset by peer"), true, 502, .connectionTerminated),
               (.tlsFailed("bad record mac"), true, 502, .tlsProtocolError),
               (.timedOut, false, 504, .httpResponseTimeout),
           ])
@@ -181,7 +181,7 @@ struct SessionFailureTests {
         _ = cut.feed(.upstreamReady(pooled: false, reported: false))
         _ = cut.response("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
         #expect(cut.feed(Self.ended()) == [.releaseUpstream(reuse: false),
-                                           .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api), in: .responseBody))])
+                                           .close(CloseReason(.upstreamEndedMidResponse(SessionScript.api, how: .closeNotify), in: .responseBody))])
         var delimited = SessionScript()
         _ = delimited.head(Self.get, rules: rules)
         _ = delimited.feed(.upstreamReady(pooled: false, reported: false))
@@ -211,9 +211,13 @@ struct SessionFailureTests {
         let delimitedByClose = !responseHead.contains("chunked") && !responseHead.contains("Content-Length")
         let cuts: [(SessionEvent, CloseReason)] = [
             (Self.ended(.incompleteClose),
-             CloseReason(delimitedByClose ? .upstreamTruncatedResponse(api) : .upstreamEndedMidResponse(api), in: .responseBody)),
-            (Self.ended(.tlsFailed("bad record mac")), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
-            (Self.ended(.timedOut), CloseReason(.upstreamEndedMidResponse(api), in: .responseBody)),
+             CloseReason(delimitedByClose ? .upstreamTruncatedResponse(api)
+                                          : .upstreamEndedMidResponse(api, how: .incompleteClose), in: .responseBody)),
+            (Self.ended(.tlsFailed("bad record mac")),
+             CloseReason(.upstreamEndedMidResponse(api, how: .tlsFailed("bad record mac")), in: .responseBody)),
+            (Self.ended(.socketFailed("read: Connection reset by peer")),
+             CloseReason(.upstreamEndedMidResponse(api, how: .socketFailed("read: Connection reset by peer")), in: .responseBody)),
+            (Self.ended(.timedOut), CloseReason(.upstreamEndedMidResponse(api, how: .timedOut), in: .responseBody)),
             (.responseBody(.invalid(HTTPError(status: 400, reason: "invalid chunk size"))),
              CloseReason(.invalidResponse(api, reason: "invalid chunk size"), in: .responseBody)),
             (.clientFailed, CloseReason(.clientClosed, in: .responseBody)),

@@ -9,6 +9,8 @@ final class FaultUpstream {
         case stallResponse = "stall-response"
         case endlessHead = "endless-head"
         case garbageRecords = "garbage-records"
+        /// A head and 5 body bytes of 100 over TLS, then bytes that are no TLS record.
+        case garbageMidBody = "garbage-mid-body"
         case earlyAnswer = "early-answer"
         case contentLengthAndTransferEncoding = "cl-and-te"
         /// A chunked body whose framing breaks where the request path says.

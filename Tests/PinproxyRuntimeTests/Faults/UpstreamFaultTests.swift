@@ -145,6 +145,24 @@ struct UpstreamFaultTests {
         #expect(bed.waitForNoSockets().total == 0)
     }
 
+    @Test("a TLS failure mid-body cuts the client and is logged under tls in OpenSSL's words, not as a plain end")
+    func tlsFailureMidBody() throws {
+        let bed = try FaultBed(hostile: .fault(.garbageMidBody), runtime: .binary)
+        let daemon = try bed.world.startDaemon()
+        let result = try Curl.run(bed.proxyArguments + [bed.hostileURL("/bytes/100")], timeout: 10)
+        // The head went out with its Content-Length: the client sees a short body (curl: 18).
+        #expect(result.status == 200 && result.exitCode == 18, "curl exit \(result.exitCode)")
+        #expect(result.bodyText == "hello")
+        let line = try daemon.waitForOutput { text in
+            text.split(separator: "\n").first { $0.contains("api.example.com:443 failed mid-response: ") }
+        }
+        // The TLS subsystem, and OpenSSL's own words (its reason code for a record that is no record).
+        #expect(line.hasPrefix("tls: ") && line.contains("SSL routines"), "\(line)")
+        try bed.expectNextRequestServed()
+        daemon.send(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 20) == 0)
+    }
+
     @Test("an upstream speaking plain HTTP on the port: 502 tls_protocol_error, and body and log line say it does not speak TLS")
     func plainHTTPUpstream() throws {
         let bed = try FaultBed(hostile: .fault(.plainHTTP), runtime: .binary)

@@ -151,16 +151,10 @@ extension CloseReason {
         case let .connectionRefused(upstream, detail), let .connectTimedOut(upstream, detail),
              let .tlsFailed(upstream, detail): "\(upstream): \(detail)"
         case let .trustBlocked(upstream, reason): "\(upstream) blocked: \(reason.rawValue)"
-        case let .upstreamClosed(upstream): "\(upstream) closed before answering"
+        case let .upstreamClosed(upstream, how): Self.ending(of: upstream, how, "before answering")
         case let .upstreamTimedOut(upstream): "\(upstream) did not answer in time"
         case let .invalidResponse(upstream, reason): "\(upstream): invalid response: \(reason)"
-        case let .upstreamEndedMidResponse(upstream, how):
-            switch how {
-            case .closeNotify: "\(upstream) closed (close_notify) mid-response"
-            case .incompleteClose: "\(upstream) ended mid-response without TLS close_notify"
-            case let .socketFailed(detail), let .tlsFailed(detail): "\(upstream) failed mid-response: \(detail)"
-            case .timedOut: "\(upstream) sent nothing mid-response for timeouts.idle"
-            }
+        case let .upstreamEndedMidResponse(upstream, how): Self.ending(of: upstream, how, "mid-response")
         case let .upstreamTruncatedResponse(upstream):
             "\(upstream) ended a body delimited by the close without TLS close_notify: taken as cut, the client is reset"
         case let .connectPortDenied(target): "CONNECT \(target) refused: port not in connect_ports (403)"
@@ -171,6 +165,17 @@ extension CloseReason {
         case let .tunnelCannotEnforce(host): "CONNECT \(host) refused: default_policy cannot be enforced on a tunnel (403)"
         case let .clientTLSFailed(host, detail): "client TLS for \(host) failed: \(detail)"
         case let .misdirected(host): "request for another host inside the tunnel for \(host) (421)"
+        }
+    }
+
+    /// How an upstream connection ended, `when` ("before answering",
+    /// "mid-response"): a failure in the system's or OpenSSL's words.
+    private static func ending(of upstream: Endpoint, _ how: UpstreamEnd.Cause, _ when: String) -> String {
+        switch how {
+        case .closeNotify: "\(upstream) closed (close_notify) \(when)"
+        case .incompleteClose: "\(upstream) ended \(when) without TLS close_notify"
+        case let .socketFailed(detail), let .tlsFailed(detail): "\(upstream) failed \(when): \(detail)"
+        case .timedOut: "\(upstream) sent nothing \(when) for timeouts.idle"
         }
     }
 }

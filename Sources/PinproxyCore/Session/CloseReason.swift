@@ -39,8 +39,10 @@ public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
         case tlsFailed(Endpoint, detail: String)
         /// The trust policy blocked the upstream inside the handshake.
         case trustBlocked(Endpoint, ViolationReason)
-        /// The upstream closed before its response began.
-        case upstreamClosed(Endpoint)
+        /// The upstream connection ended before its response began, and how
+        /// (a close, or a socket failure in the system's words; a TLS failure
+        /// and the timeout are `tlsFailed` and `upstreamTimedOut`).
+        case upstreamClosed(Endpoint, how: UpstreamEnd.Cause)
         /// The upstream sent nothing for `timeouts.idle` after the request.
         case upstreamTimedOut(Endpoint)
         /// The upstream's response is invalid or ambiguous (RFC 9112).

@@ -262,7 +262,7 @@ public struct SessionMachine: Sendable {
         let cause: CloseReason.Cause = switch ending.cause {
         case let .tlsFailed(detail): .tlsFailed(upstream, detail: detail)
         case .timedOut: .upstreamTimedOut(upstream)
-        case .closeNotify, .incompleteClose, .socketFailed: .upstreamClosed(upstream)
+        case .closeNotify, .incompleteClose, .socketFailed: .upstreamClosed(upstream, how: ending.cause)
         }
         end(CloseReason(cause, in: phase), into: &actions)
     }

@@ -32,7 +32,9 @@ struct CloseReasonTests {
         (.tlsFailed(api, detail: "wrong version number"), 502, "pinproxy; error=tls_protocol_error", .warning),
         (.trustBlocked(api, .pinMismatch), 502, "pinproxy; error=tls_certificate_error; details=\"pin_mismatch\"", .warning),
         (.trustBlocked(api, .hostnameMismatch), 502, "pinproxy; error=tls_certificate_error; details=\"hostname_mismatch\"", .warning),
-        (.upstreamClosed(api), 502, "pinproxy; error=connection_terminated", .info),
+        (.upstreamClosed(api, how: .closeNotify), 502, "pinproxy; error=connection_terminated", .info),
+        (.upstreamClosed(api, how: .incompleteClose), 502, "pinproxy; error=connection_terminated", .info),
+        (.upstreamClosed(api, how: .socketFailed("read: Connection reset by peer")), 502, "pinproxy; error=connection_terminated", .info),
         (.upstreamTimedOut(api), 504, "pinproxy; error=http_response_timeout", .info),
         (.invalidResponse(api, reason: "bare lf in field section"), 502,
          "pinproxy; error=http_protocol_error; details=\"bare lf in field section\"", .warning),
@@ -77,6 +79,20 @@ struct CloseReasonTests {
         #expect(reason.subsystem == subsystem)
         #expect(reason.severity == severity)
         #expect(reason.answer == nil)
+    }
+
+    @Test("a connection that ends before its response began is logged with how, a socket failure in the system's words",
+          arguments: [
+              (UpstreamEnd.Cause.closeNotify, "api.example.com:443 closed (close_notify) before answering"),
+              (.incompleteClose, "api.example.com:443 ended before answering without TLS close_notify"),
+              (.socketFailed("read: Connection reset by peer"),
+               "api.example.com:443 failed before answering: read: Connection reset by peer"),
+          ])
+    func closesBeforeAnswerSayHow(how: UpstreamEnd.Cause, message: String) {
+        let reason = CloseReason(.upstreamClosed(Self.api, how: how), in: .response)
+        #expect(reason.logMessage == message)
+        #expect(reason.subsystem == "proxy" && reason.severity == .info)
+        #expect(reason.answer?.status == 502)
     }
 
     @Test("every Proxy-Status error type of RFC 9209 that pinproxy uses is reachable from the table")

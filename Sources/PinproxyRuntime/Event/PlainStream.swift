@@ -23,10 +23,6 @@ final class PlainStream: ByteStream, StreamEventsOwner {
     var output: EventBuffer { events.output }
     /// `shutdownWrite` was asked for: the socket's write side closes once the output is written.
     private var closesWriteWhenDrained = false
-    /// Bytes read before this stream existed are about to be delivered
-    /// (`expectDelivery`): reading asked for until then is armed only after
-    /// the delegate has seen them, if it still wants more.
-    private var awaitsDelivery = false
 
     /// The most one `readv` takes: a request head, or a slice of a body that
     /// the relay moves on before reading again.
@@ -63,13 +59,7 @@ final class PlainStream: ByteStream, StreamEventsOwner {
 
     // MARK: reading
 
-    func startReading(timeout: EventTimeout?) { events.wantReading(timeout: timeout, armNow: !awaitsDelivery) }
-
-    /// Says `deliver` comes next: reading asked for before it is armed after
-    /// the delivered bytes have been handled, and only if still wanted. A
-    /// request that ends its connection stops reading as soon as its head is
-    /// read, so its read event is then never added and deleted for nothing.
-    func expectDelivery() { awaitsDelivery = true }
+    func startReading(timeout: EventTimeout?) { events.wantReading(timeout: timeout) }
 
     func stopReading() { events.stopReading() }
 
@@ -85,9 +75,11 @@ final class PlainStream: ByteStream, StreamEventsOwner {
     /// Takes what `buffer` holds, read from the socket before this stream
     /// existed (a new connection's first read, at accept), as its own read:
     /// the chains move into the input, no byte is copied. Call it from
-    /// outside the delegate's callbacks.
+    /// outside the delegate's callbacks. Reading is armed after it only if
+    /// asked for, before it or by the delegate handling the bytes: a session
+    /// asks only once it has seen them (`ClientSession.start`), so a request
+    /// that ends its connection never adds its read event to epoll.
     func deliver(_ buffer: EventBuffer) {
-        awaitsDelivery = false
         guard isOpen, !buffer.isEmpty else { events.updateReadInterest(); return }
         buffer.moveAll(to: input)
         withExtendedLifetime(self) {

@@ -222,7 +222,6 @@ final class LoopWorker: IdleSocketDelegate {
         }
         let session = ClientSession(worker: self, listener: listener, client: client, clientAddress: peer)
         sessions[ObjectIdentifier(session)] = session
-        if firstBytes != nil { client.expectDelivery() }
         session.start(headDeadline: headDeadline, firstBytesFollow: firstBytes != nil)
         if let firstBytes { client.deliver(firstBytes) } else { client.readNow() }
     }

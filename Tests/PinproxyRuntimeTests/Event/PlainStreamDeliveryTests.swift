@@ -4,15 +4,16 @@ import Foundation
 import Testing
 
 /// A new client's first bytes, read at accept, are delivered to its stream
-/// (`PlainStream.deliver`). Reading the session asks for before that is armed
-/// only once the delegate has seen the bytes and still wants more: a request
-/// that ends its connection stops reading at once, and its read event is then
-/// never added (and deleted) for nothing.
+/// (`PlainStream.deliver`). Reading is armed after a delivery only if it was
+/// asked for: a session asks only once it has seen the bytes
+/// (`ClientSession.start(headDeadline:firstBytesFollow:)`), so a request that
+/// ends its connection stops reading at once and its read event is never
+/// added (and deleted) for nothing; one that needs more asks then.
 @Suite("PlainStream: the first delivery")
 struct PlainStreamDeliveryTests {
     /// Stops reading when the delivered bytes are a whole request, as a
-    /// session does for one that ends its connection; records whether the
-    /// read event was added when the bytes arrived.
+    /// session does for one that ends its connection, and asks for more
+    /// otherwise; records whether the read event was added when the bytes arrived.
     final class Reader: ByteStreamDelegate {
         let stopsReading: Bool
         var armedWhenRead: Bool?
@@ -21,15 +22,15 @@ struct PlainStreamDeliveryTests {
             let plain = stream as! PlainStream
             armedWhenRead = plain.isReadArmed
             plain.input.drain(plain.input.count)
-            if stopsReading { plain.stopReading() }
+            if stopsReading { plain.stopReading() } else { plain.startReading(timeout: EventTimeout(.seconds(5))) }
         }
         func streamDidDrain(_ stream: ByteStream) {}
         func stream(_ stream: ByteStream, didEnd ending: StreamEnd) {}
     }
 
-    /// A stream on one end of a socket pair, reading asked for with a
-    /// timeout as a session's start does, then `bytes` delivered.
-    private static func deliver(_ bytes: [UInt8], stopsReading: Bool, expectDelivery: Bool) throws -> (Reader, PlainStream, [Int32]) {
+    /// A stream on one end of a socket pair, `bytes` delivered to it; with
+    /// `asksFirst`, reading asked for before the delivery.
+    private static func deliver(_ bytes: [UInt8], stopsReading: Bool, asksFirst: Bool) throws -> (Reader, PlainStream, [Int32]) {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("socketpair") }
         _ = fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) | O_NONBLOCK)
@@ -37,8 +38,7 @@ struct PlainStreamDeliveryTests {
         let stream = try #require(PlainStream(loop: loop, descriptor: pair[1]))
         let reader = Reader(stopsReading: stopsReading)
         stream.delegate = reader
-        if expectDelivery { stream.expectDelivery() }
-        stream.startReading(timeout: EventTimeout(.seconds(5)))
+        if asksFirst { stream.startReading(timeout: EventTimeout(.seconds(5))) }
         let first = try #require(evbuffer_new())
         defer { evbuffer_free(first) }
         let buffer = EventBuffer(pointer: first)
@@ -51,7 +51,7 @@ struct PlainStreamDeliveryTests {
 
     @Test("a delivery that ends reading never arms the read event")
     func endsReading() throws {
-        let (reader, stream, pair) = try Self.deliver(Self.request, stopsReading: true, expectDelivery: true)
+        let (reader, stream, pair) = try Self.deliver(Self.request, stopsReading: true, asksFirst: false)
         defer { stream.close(); close(pair[0]) }
         #expect(reader.armedWhenRead == false)
         #expect(!stream.isReadArmed)
@@ -59,23 +59,23 @@ struct PlainStreamDeliveryTests {
 
     @Test("a delivery after which more is wanted arms the read event once the bytes are handled")
     func wantsMore() throws {
-        let (reader, stream, pair) = try Self.deliver(Array(Self.request.prefix(10)), stopsReading: false, expectDelivery: true)
+        let (reader, stream, pair) = try Self.deliver(Array(Self.request.prefix(10)), stopsReading: false, asksFirst: false)
         defer { stream.close(); close(pair[0]) }
         #expect(reader.armedWhenRead == false)
         #expect(stream.isReadArmed)
     }
 
-    @Test("an empty delivery arms the reading asked for")
+    @Test("an empty delivery arms the reading asked for before it")
     func emptyDelivery() throws {
-        let (reader, stream, pair) = try Self.deliver([], stopsReading: false, expectDelivery: true)
+        let (reader, stream, pair) = try Self.deliver([], stopsReading: false, asksFirst: true)
         defer { stream.close(); close(pair[0]) }
         #expect(reader.armedWhenRead == nil)
         #expect(stream.isReadArmed)
     }
 
-    @Test("without expectDelivery, reading is armed as soon as it is asked for")
+    @Test("reading asked for before a delivery is armed at once: the stream does not defer it, the session must not ask")
     func armedAtOnce() throws {
-        let (reader, stream, pair) = try Self.deliver(Self.request, stopsReading: true, expectDelivery: false)
+        let (reader, stream, pair) = try Self.deliver(Self.request, stopsReading: true, asksFirst: true)
         defer { stream.close(); close(pair[0]) }
         #expect(reader.armedWhenRead == true)
         #expect(!stream.isReadArmed)

@@ -6,6 +6,7 @@ extension SessionMachine {
         switch body {
         case .complete:
             exchange?.requestComplete = true
+            if exchange?.request.wantsKeepAlive == false { clientSentItsLast = true }
             finishIfDone(into: &actions)
         case let .invalid(error):
             // Before the head went upstream nothing was sent (SPEC §3); after
@@ -123,9 +124,16 @@ extension SessionMachine {
     /// Ends the connection gracefully: `reason`'s answer goes out unless a
     /// response is already under way (then the connection is cut, as nothing
     /// meaningful can follow a partial response: `abort`), and it closes once
-    /// its output is written. An attached upstream is closed, never pooled.
+    /// its output is written, in stages when the client may still be sending
+    /// (`closesInStages`). An attached upstream is closed, never pooled.
     mutating func end(_ reason: CloseReason, into actions: inout [SessionAction]) {
         guard exchange?.responseStarted != true || reason.answer == nil else { return abort(reason, into: &actions) }
+        // Only after an answer, or a response relayed whole (phase
+        // `responseBody`): an idle connection closed without either has
+        // nothing to protect. (The client's state first: `answer` builds the
+        // answer's text, and a close request ends here with its response.)
+        closesInStages = !clientSentItsLast && !clientReadClosed
+            && (reason.phase == .responseBody || reason.answer != nil)
         releaseAttachedUpstream(into: &actions)
         if exchange?.connect != nil, state == .exchanging, reason.answer != nil { refusedConnect = true }
         state = .closed

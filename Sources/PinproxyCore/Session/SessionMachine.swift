@@ -41,6 +41,18 @@ public struct SessionMachine: Sendable {
     public private(set) var clientVersion = HTTPVersion.http11
     /// The client half-closed: requests already buffered are still answered.
     public internal(set) var clientReadClosed = false
+    /// The client's last request said it ends the connection (`Connection:
+    /// close`, or HTTP/1.0 without keep-alive) and has been read whole: such
+    /// a client sends nothing more (RFC 9112 §9.6).
+    public internal(set) var clientSentItsLast = false
+    /// The connection ends after an answer or a response that the client may
+    /// still be sending behind (a refused upload, an early answer to one, a
+    /// keep-alive client that may have pipelined): it is closed in stages
+    /// (RFC 9112 §9.6), the write side first, then what the client still
+    /// sends is read and dropped until it closes, so that bytes arriving
+    /// after a full close do not make the kernel reset the connection under
+    /// the answer. Set with the `answerAndClose` it applies to.
+    public internal(set) var closesInStages = false
     /// The connection ended on a CONNECT that was answered with an error
     /// instead of a tunnel (SPEC §6's CONNECT outcome `refused`).
     public internal(set) var refusedConnect = false
@@ -152,6 +164,7 @@ public struct SessionMachine: Sendable {
             end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
         case let .complete(head, consumed):
             clientVersion = head.version
+            clientSentItsLast = !head.wantsKeepAlive && (head.bodyFraming == .none || head.bodyFraming == .contentLength(0))
             begin(head, consumed: consumed, rules: rules, draining: draining, hostMemo: &hostMemo, into: &actions)
         }
     }

@@ -35,6 +35,10 @@ protocol ByteStream: AnyObject {
     func setReadHighWatermark(_ high: Int)
     /// How long a write may wait for the peer to take bytes (nil: forever).
     func setWriteTimeout(_ timeout: EventTimeout?)
+    /// Half-closes: once the output is written the peer reads the end of the
+    /// stream (a FIN; on TLS, close_notify and then the FIN), and reading goes
+    /// on until the peer's own end.
+    func shutdownWrite()
     /// Closes the connection and frees everything it holds. Idempotent.
     func close()
     /// The coming `close` resets the connection (TCP RST: SO_LINGER of

@@ -145,8 +145,8 @@ final class PlainStream: ByteStream, StreamEventsOwner {
         events.noteWriteAheadOfSchedule()
     }
 
-    /// Half-closes: once the output is written, the peer reads end of stream
-    /// (a blind tunnel passing on one side's close); reading goes on.
+    /// Half-closes: once the output is written, the peer reads end of stream;
+    /// reading goes on.
     func shutdownWrite() {
         closesWriteWhenDrained = true
         if output.isEmpty && isOpen { _ = shutdown(events.descriptor, Int32(SHUT_WR)) }

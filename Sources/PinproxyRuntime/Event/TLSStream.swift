@@ -90,7 +90,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     /// socket. Idempotent.
     func close() {
         events.disarmAll()
-        if isOpenForData, !hasFailed, !resets, let connection, events.isOpen {
+        if isOpenForData, !hasFailed, !resets, !closedWriteSide, let connection, events.isOpen {
             // One attempt, never waited for: the socket may be full, the peer gone.
             ERR_clear_error()
             _ = SSL_shutdown(connection.pointer)
@@ -337,11 +337,38 @@ final class TLSStream: ByteStream, StreamEventsOwner {
             return
         }
         if !events.hasPendingActivation { events.disarmWrite() }
+        if closesWriteWhenDrained { closeWriteSide() }
     }
 
     func setWriteLowWatermark(_ low: Int) { events.writeLowWatermark = low }
 
     func setWriteTimeout(_ timeout: EventTimeout?) { events.writeTimeout = timeout }
+
+    /// `shutdownWrite` was asked for: the write side closes once the output is written.
+    private var closesWriteWhenDrained = false
+    /// close_notify went out and the socket's write side is shut.
+    private var closedWriteSide = false
+
+    /// Half-closes, as `PlainStream.shutdownWrite`: once the output is
+    /// written, close_notify goes out and the socket's write side is shut.
+    /// Records the peer still sends are read on (OpenSSL reads after its own
+    /// close_notify) until the peer's close_notify or its end of stream.
+    func shutdownWrite() {
+        closesWriteWhenDrained = true
+        if output.isEmpty { closeWriteSide() }
+    }
+
+    private func closeWriteSide() {
+        guard !closedWriteSide, events.isOpen else { return }
+        closedWriteSide = true
+        if isOpenForData, !hasFailed, !resets, let connection {
+            // One attempt, never waited for, as at `close`.
+            ERR_clear_error()
+            _ = SSL_shutdown(connection.pointer)
+            ERR_clear_error()
+        }
+        _ = shutdown(events.descriptor, Int32(SHUT_WR))
+    }
 
     // MARK: events (StreamEventsOwner)
 

@@ -62,6 +62,21 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     /// The close was decided: output drains, then the connection closes.
     private(set) var isClosing = false
     private(set) var isClosed = false
+    /// A staged close is under way (RFC 9112 §9.6, `SessionMachine.closesInStages`):
+    /// the answer is written and the write side shut, and what the client
+    /// still sends is read and dropped until it closes, or until `until`.
+    /// A reference, not an optional `ContinuousClock.Instant`: that one's
+    /// initialisation and destruction go through the type's value witnesses
+    /// in every session (callgrind: some 30 instructions a close request).
+    private final class Lingering {
+        let until: ContinuousClock.Instant
+        init(until: ContinuousClock.Instant) { self.until = until }
+    }
+    private var lingering: Lingering?
+    /// How long a staged close waits for the client's next bytes, and for its
+    /// close in all: nginx's `lingering_timeout` and `lingering_time`.
+    static let lingerIdle = EventTimeout(.seconds(5))
+    static let lingerLimit = Duration.seconds(30)
     /// When the request-header timeout of the head being received runs out;
     /// nil between requests and during an exchange. It starts with a head's
     /// first byte (at accept for the first request), and a trickle of bytes
@@ -122,8 +137,16 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         worker.takeBackActions(from: &actions)
     }
 
-    /// Shutdown: closes the connection if it is between requests.
-    func drain() { handle(.drain(buffered: client.input.count)) }
+    /// Shutdown: closes the connection if it is between requests, or once
+    /// its answer is written if it is closing in stages.
+    func drain() {
+        guard lingering == nil else {
+            lingering = nil
+            if client.output.isEmpty { closeNow() }
+            return
+        }
+        handle(.drain(buffered: client.input.count))
+    }
 
     // MARK: the end
 
@@ -149,7 +172,24 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         if machine.refusedConnect { counters.refusedConnects.add() }
         if case .requestDenied = reason.cause { counters.denied.add() }
         client.flush()
+        if answering && machine.closesInStages && client.isOpen { return closeInStages() }
         if !answering || client.output.isEmpty { closeNow() }
+    }
+
+    /// RFC 9112 §9.6: the client may still be sending (a body the answer
+    /// refused, a request pipelined behind it). Closed at once, the socket
+    /// would answer those bytes with a reset, and a reset can take the answer
+    /// with it: a client still writing its upload sees the write fail before
+    /// it reads, and a peer may drop received data it has not read yet. So
+    /// the answer goes out with a FIN behind it, and the connection stays
+    /// open, reading and dropping, until the client closes (it reads the
+    /// answer, then the end), stays silent for `lingerIdle`, or
+    /// `lingerLimit` has passed.
+    private func closeInStages() {
+        lingering = Lingering(until: .now + Self.lingerLimit)
+        client.input.drain(client.input.count)
+        client.shutdownWrite()
+        client.startReading(timeout: Self.lingerIdle)
     }
 
     /// Closes the client connection in the middle of whatever it is doing
@@ -190,7 +230,7 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     // MARK: the client stream
 
     func streamDidRead(_ stream: ByteStream) {
-        guard !isClosing else { client.input.drain(client.input.count); return }
+        guard !isClosing else { return dropClosingInput() }
         switch machine.state {
         case .awaitingHead: readRequestHead()
         case .exchanging: if exchange?.upstream != nil { pumpRequestBody() }
@@ -198,9 +238,18 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
         }
     }
 
+    /// What a closing client still sends is dropped; a staged close ends
+    /// once its time is up.
+    @inline(never)
+    private func dropClosingInput() {
+        client.input.drain(client.input.count)
+        if let lingering, ContinuousClock.now >= lingering.until { closeNow() }
+    }
+
     func streamDidDrain(_ stream: ByteStream) {
         if isClosing {
-            if client.output.isEmpty { closeNow() }
+            // A staged close ends with the client's close instead.
+            if client.output.isEmpty && lingering == nil { closeNow() }
             return
         }
         if interception?.awaitsAnswerDrain == true { return startClientTLS() }

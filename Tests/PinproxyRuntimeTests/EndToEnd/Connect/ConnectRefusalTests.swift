@@ -34,6 +34,8 @@ struct ConnectRefusalTests {
         #expect(response.bodyText.contains("connect_ports"))
         #expect(pending.isEmpty, "one answer only")
         #expect(client.read(timeout: 5).ending == .closed)
+        // The answer ended with a FIN; the daemon closes once the client does (a staged close).
+        client.close()
         let log = bed.waitForLog(containing: "refused: port not in connect_ports")
         #expect(log.contains("requestHead: CONNECT \(authority) refused: port not in connect_ports (403)"), "\(log)")
         try expectNothingReachedTheOrigins()
@@ -64,6 +66,8 @@ struct ConnectRefusalTests {
         #expect(response.status == 400)
         #expect(pending.isEmpty, "one answer only: \(String(decoding: pending, as: UTF8.self))")
         #expect(client.read(timeout: 5).ending == .closed)
+        // The answer ended with a FIN; the daemon closes once the client does (a staged close).
+        client.close()
         let log = bed.waitForLog(containing: "request rejected (400)")
         #expect(log.contains("requestHead: request rejected (400)"), "\(log)")
         try expectNothingReachedTheOrigins()
@@ -96,6 +100,8 @@ struct ConnectRefusalTests {
         #expect(response.bodyText.contains("IP address"), "\(response.bodyText)")
         #expect(!response.bodyText.contains("ca init"), "\(response.bodyText)")
         #expect(client.read(timeout: 5).ending == .closed)
+        // The answer ended with a FIN; the daemon closes once the client does (a staged close).
+        client.close()
         let log = bed.waitForLog(containing: "CONNECT \(Self.listedAddress)")
         #expect(log.contains("CONNECT \(Self.listedAddress) refused: an IP address is never intercepted"), "\(log)")
         #expect(!log.contains("run pinproxy ca init"), "\(log)")

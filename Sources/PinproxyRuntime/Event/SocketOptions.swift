@@ -52,6 +52,16 @@ enum SocketOptions {
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     }
 
+    /// Drops what the peer has sent so far, unread (`MSG_TRUNC` on TCP
+    /// discards without copying, tcp(7)): a close with received bytes unread
+    /// sends a reset, which can take an answer written just before it along.
+    /// For a socket closed at once after a short answer; bytes arriving after
+    /// the close still meet a reset (`ClientSession` closes in stages instead).
+    static func discardReceived(_ fd: Int32) {
+        var calls = 0
+        while calls < 4, recv(fd, nil, 1 << 20, Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC)) > 0 { calls += 1 }
+    }
+
     /// A restarted daemon may bind while old connections linger in TIME_WAIT;
     /// on Linux this never lets two sockets listen on one address.
     static func allowAddressReuse(_ fd: Int32) {

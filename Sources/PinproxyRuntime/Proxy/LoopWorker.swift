@@ -155,6 +155,8 @@ final class LoopWorker: IdleSocketDelegate {
             if let answer = reason.answer?.serialise() {
                 _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
+            // The request the kernel held for the accept is in the socket, unread.
+            SocketOptions.discardReceived(fd)
             close(fd)
             return
         }

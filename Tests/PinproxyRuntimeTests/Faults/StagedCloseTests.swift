@@ -128,4 +128,27 @@ struct StagedCloseTests {
         client.close()
         try bed.expectNextRequestServed()
     }
+
+    /// At `limits.max_connections` a new connection is answered 503 and
+    /// closed at once, not held. The request that came with its connect is
+    /// in the socket unread; closed with it, the socket would reset.
+    @Test("at the connection limit, a client whose request came with its connect reads the 503, then an orderly close")
+    func connectionLimitDiscardsTheRequest() throws {
+        let bed = try FaultBed(hostile: .upstream([]), limits: #""max_connections": 1,"#)
+        let held = try RawClient(port: bed.world.forwardPort)
+        #expect(held.send("GET "))   // a head begun: accepted now, not after the kernel's deferral
+        _ = eventually(timeout: 5) { bed.census().clientSessions >= 1 }
+        try #require(bed.census().clientSessions == 1)
+        for _ in 0..<5 {
+            let client = try RawClient(port: bed.world.forwardPort)
+            #expect(client.send("POST \(bed.goodURL("/echo-length")) HTTP/1.1\r\nHost: api.example.com:8443\r\n"
+                                + "Content-Length: 8192\r\n\r\n" + String(repeating: "u", count: 8192)))
+            let (data, ending) = client.read(timeout: 5)
+            #expect(String(decoding: data.prefix(12), as: UTF8.self) == "HTTP/1.1 503")
+            #expect(ending == .closed)
+            client.close()
+        }
+        held.close()
+        #expect(bed.waitForNoSockets(pooled: 1).clientSessions == 0)
+    }
 }

@@ -63,11 +63,15 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     private(set) var isClosing = false
     private(set) var isClosed = false
     /// A staged close is under way (RFC 9112 §9.6, `SessionMachine.closesInStages`):
-    /// the answer is written and the write side shut, and what the client
-    /// still sends is read and dropped until it closes, or until `until`.
-    /// A reference, not an optional `ContinuousClock.Instant`: that one's
-    /// initialisation and destruction go through the type's value witnesses
-    /// in every session (callgrind: some 30 instructions a close request).
+    /// what the client sends is read and dropped, and once the answer is
+    /// written (`lingering`), the client has until it closes to finish.
+    private var closesInStages = false
+    /// The answer of a staged close is written and the write side shut: the
+    /// connection closes when the client does, after `lingerIdle` without a
+    /// byte, or at `until`. A reference, not an optional
+    /// `ContinuousClock.Instant`: that one's initialisation and destruction
+    /// go through the type's value witnesses in every session (callgrind:
+    /// some 30 instructions a close request).
     private final class Lingering {
         let until: ContinuousClock.Instant
         init(until: ContinuousClock.Instant) { self.until = until }
@@ -140,8 +144,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     /// Shutdown: closes the connection if it is between requests, or once
     /// its answer is written if it is closing in stages.
     func drain() {
-        guard lingering == nil else {
-            lingering = nil
+        guard !closesInStages else {
+            closesInStages = false
             if client.output.isEmpty { closeNow() }
             return
         }
@@ -151,7 +155,8 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     // MARK: the end
 
     /// Logs `reason` once, at its severity, and stops reading; the answer (if
-    /// any) goes out, and the connection closes once its output is written.
+    /// any) goes out, and the connection closes once its output is written,
+    /// or in stages when the client may still be sending (`closeInStages`).
     func finish(_ reason: CloseReason, answering: Bool) {
         guard !isClosing else { return }
         log(reason)
@@ -181,14 +186,22 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     /// would answer those bytes with a reset, and a reset can take the answer
     /// with it: a client still writing its upload sees the write fail before
     /// it reads, and a peer may drop received data it has not read yet. So
-    /// the answer goes out with a FIN behind it, and the connection stays
-    /// open, reading and dropping, until the client closes (it reads the
-    /// answer, then the end), stays silent for `lingerIdle`, or
-    /// `lingerLimit` has passed.
+    /// the answer goes out with a FIN behind it, what the client sends is
+    /// read and dropped meanwhile, and once the answer is written the
+    /// connection stays open until the client closes (it reads the answer,
+    /// then the end), stays silent for `lingerIdle`, or `lingerLimit` has
+    /// passed. Until then only the write timeout bounds it, as any answer
+    /// being written: a slow reader still gets the whole of it.
     private func closeInStages() {
-        lingering = Lingering(until: .now + Self.lingerLimit)
+        closesInStages = true
         client.input.drain(client.input.count)
         client.shutdownWrite()
+        if client.output.isEmpty { return linger() }
+        client.startReading(timeout: nil)
+    }
+
+    private func linger() {
+        lingering = Lingering(until: .now + Self.lingerLimit)
         client.startReading(timeout: Self.lingerIdle)
     }
 
@@ -248,8 +261,9 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
 
     func streamDidDrain(_ stream: ByteStream) {
         if isClosing {
+            guard client.output.isEmpty else { return }
             // A staged close ends with the client's close instead.
-            if client.output.isEmpty && lingering == nil { closeNow() }
+            if !closesInStages { closeNow() } else if lingering == nil { linger() }
             return
         }
         if interception?.awaitsAnswerDrain == true { return startClientTLS() }
@@ -261,6 +275,12 @@ final class ClientSession: ByteStreamDelegate, UpstreamConnectionDelegate {
     }
 
     func stream(_ stream: ByteStream, didEnd ending: StreamEnd) {
+        if closesInStages && !client.output.isEmpty && (ending == .endOfStream || ending == .incompleteClose) {
+            // The client sends nothing more and may still be reading: the answer is written, then the close.
+            closesInStages = false
+            client.stopReading()
+            return
+        }
         guard !isClosing else { closeNow(); return }
         if machine.state == .clientHandshake { return clientHandshakeEnded(ending) }
         switch ending {

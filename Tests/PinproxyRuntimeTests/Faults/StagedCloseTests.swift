@@ -129,6 +129,59 @@ struct StagedCloseTests {
         try bed.expectNextRequestServed()
     }
 
+    /// The linger's bounds start once the answer is written: before, only
+    /// the write timeout bounds a staged close, as it bounds any answer. An
+    /// HTTP/1.0 keep-alive client of a chunked response gets it delimited by
+    /// the close, so its connection ends in stages. This one reads nothing
+    /// for longer than the 5 s a silent client is given, with a receive
+    /// buffer of a few KiB: pinproxy has the whole response from upstream
+    /// and holds most of it in its output, and the client must still get
+    /// every byte, then the close.
+    @Test("a slow reader of a response that ends the connection gets all of it, however long it pauses")
+    func slowReaderGetsTheWholeResponse() throws {
+        let bed = try FaultBed(hostile: .upstream([]))
+        // What the kernel holds for a client that reads nothing (on loopback
+        // an accepted socket's send buffer starts at tcp_wmem's maximum),
+        // and 256 KiB more: under the relay's 512 KiB watermark, so the
+        // exchange ends while the client pauses, with that much in pinproxy.
+        let size = try Self.kernelHolds(receiveBuffer: 4096) + 256 * 1024
+        let client = try RawClient(port: bed.world.forwardPort, receiveBuffer: 4096)
+        #expect(client.send("GET \(bed.goodURL("/chunked/\(size)")) HTTP/1.0\r\nHost: api.example.com:8443\r\n"
+                            + "Connection: keep-alive\r\n\r\n"))
+        Thread.sleep(forTimeInterval: 6.5)
+        let (whole, ending) = client.read(timeout: 30)
+        let headEnd = try #require(whole.range(of: Data("\r\n\r\n".utf8)))
+        #expect(String(decoding: whole[..<headEnd.lowerBound], as: UTF8.self).contains("Connection: close"))
+        let body = whole[headEnd.upperBound...]
+        #expect(body.count == size)
+        #expect(body == TestUpstream.pattern(size))
+        #expect(ending == .closed)
+        client.close()
+        #expect(bed.waitForNoSockets(pooled: 1).clientSessions == 0)
+    }
+
+    /// How many bytes a loopback connection's kernel buffers take from a
+    /// writer whose reader, with a `receiveBuffer` SO_RCVBUF, reads nothing.
+    static func kernelHolds(receiveBuffer: Int) throws -> Int {
+        let script = """
+            import socket
+            listener = socket.socket(); listener.bind(("127.0.0.1", 0)); listener.listen()
+            reader = socket.socket(); reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, \(receiveBuffer))
+            reader.connect(listener.getsockname())
+            writer, _ = listener.accept(); writer.setblocking(False)
+            total = 0
+            try:
+                while True: total += writer.send(b"x" * 16384)
+            except BlockingIOError: pass
+            print(total)
+            """
+        let result = try ChildProcess.run("/usr/bin/env", ["python3", "-c", script], timeout: 30)
+        guard let total = Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("measuring the kernel's buffers: \(result.combinedOutput)")
+        }
+        return total
+    }
+
     /// At `limits.max_connections` a new connection is answered 503 and
     /// closed at once, not held. The request that came with its connect is
     /// in the socket unread; closed with it, the socket would reset.

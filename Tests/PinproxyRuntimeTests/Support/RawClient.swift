@@ -8,8 +8,12 @@ final class RawClient {
 
     private(set) var descriptor: Int32
 
-    init(port: UInt16) throws {
-        switch Self.connect(port: port) {
+    /// `receiveBuffer` (SO_RCVBUF, set before the connect, so the kernel
+    /// neither grows it nor offers a larger window): how much a client that
+    /// stops reading lets the kernel hold for it, so that the rest waits in
+    /// pinproxy.
+    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
+        switch Self.connect(port: port, receiveBuffer: receiveBuffer) {
         case .success(let descriptor): self.descriptor = descriptor
         case .failure(let error): throw TestFailure("connect to 127.0.0.1:\(port) failed: errno \(error.code.rawValue)")
         }
@@ -27,8 +31,11 @@ final class RawClient {
         }
     }
 
-    private static func connect(port: UInt16) -> Result<Int32, POSIXError> {
+    private static func connect(port: UInt16, receiveBuffer: Int32? = nil) -> Result<Int32, POSIXError> {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

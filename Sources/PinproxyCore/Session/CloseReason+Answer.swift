@@ -96,7 +96,7 @@ extension CloseReason {
     /// 9209's sense, so it is `proxy_internal_response`.
     private static func refusal(_ error: HTTPError) -> ProxyErrorResponse {
         let message = switch error.status {
-        case 405: "pinproxy does not tunnel: send plain http:// URLs through the proxy; it opens TLS upstream itself."
+        case 405: "pinproxy takes CONNECT on a forward listener only (https_proxy); this one takes plain requests for its own upstream."
         case 414: "The request target is longer than pinproxy accepts."
         case 431: "The request header section is larger than pinproxy accepts."
         case 501: "pinproxy only accepts the chunked transfer coding: \(error.reason)."

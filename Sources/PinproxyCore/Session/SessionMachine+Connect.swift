@@ -6,15 +6,12 @@ extension SessionMachine {
     /// The answer that opens a tunnel.
     static let connectEstablished: [UInt8] = Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)
 
-    /// A complete CONNECT head on a forward listener.
+    /// A complete CONNECT head on a forward listener, outside an intercepted
+    /// tunnel. Anywhere else (a gateway; inside a tunnel, whose requests are
+    /// for its origin) a CONNECT is routed as a request, and routing refuses
+    /// it (`RequestRouter`: 405), in one place with one reason.
     mutating func beginConnect(_ head: HTTPRequestHead, consumed: Int, rules: RequestRules,
                                into actions: inout [SessionAction]) {
-        // Inside an intercepted tunnel the requests are for its origin; a gateway has no CONNECT.
-        guard case .forward = mode, interceptedUpstream == nil else {
-            refusedConnect = true
-            return end(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported here")),
-                                   in: .requestHead), into: &actions)
-        }
         let target: Endpoint
         switch RequestRouter.routeConnect(head) {
         case let .failure(error):

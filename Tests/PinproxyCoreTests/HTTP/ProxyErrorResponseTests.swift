@@ -3,11 +3,11 @@ import Testing
 
 @Suite("ProxyErrorResponse")
 struct ProxyErrorResponseTests {
-    @Test("CONNECT gets a 405 that explains to send http:// URLs")
+    @Test("CONNECT where it is not taken gets a 405 that names the listener that takes it")
     func connect() throws {
         let response = try #require(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")),
                                                 in: .requestHead).answer)
-        let body = "pinproxy does not tunnel: send plain http:// URLs through the proxy; it opens TLS upstream itself.\n"
+        let body = "pinproxy takes CONNECT on a forward listener only (https_proxy); this one takes plain requests for its own upstream.\n"
         let expected = "HTTP/1.1 405 Method Not Allowed\r\n"
             + "Proxy-Status: pinproxy; error=http_request_error; details=\"connect is not supported\"\r\n"
             + "Content-Type: text/plain; charset=utf-8\r\n"

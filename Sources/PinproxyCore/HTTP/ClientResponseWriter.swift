@@ -31,7 +31,8 @@ public enum ClientResponseWriter {
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
         section.write(to: &writer) { index in
-            !section.lines[index].known.isFraming && !hopByHop.contains(section, at: index)
+            // A request with a framing alias is refused (400); a response's is dropped, as its framing is rewritten.
+            !section.lines[index].known.isFramingOrAlias && !hopByHop.contains(section, at: index)
         }
         if head.status >= 200 && head.status != 204
             && !(clientVersion == .http10 && head.declaredFraming == .chunked) {

@@ -42,6 +42,11 @@ enum KnownFieldName: UInt8, Sendable, Hashable {
     /// no spelling of the received fields can change what the next hop frames by.
     var isFraming: Bool { self == .contentLength || self == .transferEncoding }
 
+    /// A framing field, or one spelled as a framing field with `_` for `-`:
+    /// never copied into a head pinproxy writes, which frames by its own
+    /// (a peer that maps `_` to `-` would read the alias as framing).
+    var isFramingOrAlias: Bool { isFraming || self == .framingAlias }
+
     /// Recognises `name`: the length picks at most two candidates, so most
     /// names are settled without looking at their bytes.
     init(_ name: some Collection<UInt8>) {

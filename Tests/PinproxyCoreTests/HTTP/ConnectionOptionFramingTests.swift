@@ -132,6 +132,27 @@ struct ConnectionOptionFramingTests {
         #expect(!lines.contains { $0.hasPrefix("connection:") && $0 != "connection: close" })
     }
 
+    /// SPEC §3 refuses a request with a framing field spelled with `_` for
+    /// `-` (400): a server mapping `_` to `-` would frame by it. A response's
+    /// framing is rewritten, so the client gets pinproxy's framing field and
+    /// never the alias, whatever its case or value.
+    @Test("a response's framing aliases are dropped; the client reads only the framing pinproxy relays by", arguments: [
+        "Content_Length: 99", "content_length: 0", "TRANSFER_ENCODING: chunked", "Transfer_Encoding: gzip",
+        "Content_Length: 99\r\nTransfer_Encoding: chunked",
+    ])
+    func responseFramingAliasesDropped(alias: String) throws {
+        for (framing, expected) in [("Content-Length: 5", "content-length: 5"), ("Transfer-Encoding: chunked", "transfer-encoding: chunked")] {
+            let head = try #require(HTTPTestSupport.responseHead("HTTP/1.1 200 OK\r\n\(alias)\r\n\(framing)\r\nX-Kept: 1\r\n\r\n",
+                                                                 method: "GET"))
+            let text = HTTPTestSupport.text(ClientResponseWriter.serialise(head, clientVersion: .http11, keepAlive: true))
+            let names = text.lowercased().components(separatedBy: "\r\n").dropFirst().compactMap { $0.split(separator: ":").first }
+            #expect(!names.contains { $0.contains("_") }, "\(text)")
+            #expect(text.lowercased().components(separatedBy: "\r\n").filter { $0.hasPrefix("content-length:") || $0.hasPrefix("transfer-encoding:") }
+                    == [expected], "\(text)")
+            #expect(text.contains("\r\nX-Kept: 1\r\n"))
+        }
+    }
+
     @Test("a Content-Length is re-emitted as plain decimal, whatever zeros or duplicates came in", arguments: [
         ("Content-Length: 010", "Content-Length: 10"), ("Content-Length: 0", "Content-Length: 0"),
         ("Content-Length: 00", "Content-Length: 0"), ("Content-Length: 18446744073709551615", "Content-Length: 18446744073709551615"),

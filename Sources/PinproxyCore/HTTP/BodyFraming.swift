@@ -11,4 +11,7 @@ public enum BodyFraming: Sendable, Hashable {
     case chunked
     /// Responses only: the body ends when the upstream closes the connection.
     case untilClose
+
+    /// No body byte follows the head: no body at all, or a length of zero.
+    public var isEmpty: Bool { self == .none || self == .contentLength(0) }
 }

@@ -32,7 +32,7 @@ public enum RequestRouter {
     /// content, so one that declares a body is refused (its bytes could not
     /// be told from the tunnel's).
     public static func routeConnect(_ head: HTTPRequestHead) -> Result<Endpoint, HTTPError> {
-        guard head.bodyFraming == .none || head.bodyFraming == .contentLength(0) else {
+        guard head.bodyFraming.isEmpty else {
             return .failure(.badRequest("connect with a body"))
         }
         return RequestAuthority.connectEndpoint(Substring(head.target))

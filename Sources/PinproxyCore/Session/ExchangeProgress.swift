@@ -53,7 +53,7 @@ public struct ExchangeProgress: Sendable, Hashable {
         self.connect = connect
         self.rule = rule
         self.clientKeepAlive = clientKeepAlive
-        requestComplete = request.bodyFraming == .none || request.bodyFraming == .contentLength(0)
+        requestComplete = request.bodyFraming.isEmpty
     }
 
     /// An ordinary request, complete, with which the client itself ends its

@@ -164,7 +164,7 @@ public struct SessionMachine: Sendable {
             end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
         case let .complete(head, consumed):
             clientVersion = head.version
-            clientSentItsLast = !head.wantsKeepAlive && (head.bodyFraming == .none || head.bodyFraming == .contentLength(0))
+            clientSentItsLast = !head.wantsKeepAlive && head.bodyFraming.isEmpty
             begin(head, consumed: consumed, rules: rules, draining: draining, hostMemo: &hostMemo, into: &actions)
         }
     }

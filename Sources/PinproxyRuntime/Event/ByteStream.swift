@@ -36,8 +36,8 @@ protocol ByteStream: AnyObject {
     /// How long a write may wait for the peer to take bytes (nil: forever).
     func setWriteTimeout(_ timeout: EventTimeout?)
     /// Half-closes: once the output is written the peer reads the end of the
-    /// stream (a FIN; on TLS, close_notify and then the FIN), and reading goes
-    /// on until the peer's own end.
+    /// stream (a FIN; on TLS, close_notify and then the FIN). Reading is left
+    /// as it is: a caller that reads on hears the peer's own end.
     func shutdownWrite()
     /// Closes the connection and frees everything it holds. Idempotent.
     func close()

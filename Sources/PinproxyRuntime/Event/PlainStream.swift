@@ -146,7 +146,7 @@ final class PlainStream: ByteStream, StreamEventsOwner {
     }
 
     /// Half-closes: once the output is written, the peer reads end of stream;
-    /// reading goes on.
+    /// reading is left as it is.
     func shutdownWrite() {
         closesWriteWhenDrained = true
         if output.isEmpty && isOpen { _ = shutdown(events.descriptor, Int32(SHUT_WR)) }

@@ -90,12 +90,7 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     /// socket. Idempotent.
     func close() {
         events.disarmAll()
-        if isOpenForData, !hasFailed, !resets, !closedWriteSide, let connection, events.isOpen {
-            // One attempt, never waited for: the socket may be full, the peer gone.
-            ERR_clear_error()
-            _ = SSL_shutdown(connection.pointer)
-            ERR_clear_error()
-        }
+        sendCloseNotify()
         connection = nil
         events.close()
     }
@@ -346,13 +341,15 @@ final class TLSStream: ByteStream, StreamEventsOwner {
 
     /// `shutdownWrite` was asked for: the write side closes once the output is written.
     private var closesWriteWhenDrained = false
-    /// close_notify went out and the socket's write side is shut.
+    /// The socket's write side is shut (`closeWriteSide`).
     private var closedWriteSide = false
+    /// close_notify was sent (at most once: by `closeWriteSide` or `close`).
+    private var sentCloseNotify = false
 
     /// Half-closes, as `PlainStream.shutdownWrite`: once the output is
     /// written, close_notify goes out and the socket's write side is shut.
-    /// Records the peer still sends are read on (OpenSSL reads after its own
-    /// close_notify) until the peer's close_notify or its end of stream.
+    /// Records the peer still sends can be read on (OpenSSL reads after its
+    /// own close_notify) until the peer's close_notify or its end of stream.
     func shutdownWrite() {
         closesWriteWhenDrained = true
         if output.isEmpty { closeWriteSide() }
@@ -361,13 +358,19 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     private func closeWriteSide() {
         guard !closedWriteSide, events.isOpen else { return }
         closedWriteSide = true
-        if isOpenForData, !hasFailed, !resets, let connection {
-            // One attempt, never waited for, as at `close`.
-            ERR_clear_error()
-            _ = SSL_shutdown(connection.pointer)
-            ERR_clear_error()
-        }
+        sendCloseNotify()
         _ = shutdown(events.descriptor, Int32(SHUT_WR))
+    }
+
+    /// close_notify, when the connection is up, has not failed and is not to
+    /// be reset; once. One attempt, never waited for: the socket may be
+    /// full, the peer gone.
+    private func sendCloseNotify() {
+        guard isOpenForData, !hasFailed, !resets, !sentCloseNotify, events.isOpen, let connection else { return }
+        sentCloseNotify = true
+        ERR_clear_error()
+        _ = SSL_shutdown(connection.pointer)
+        ERR_clear_error()
     }
 
     // MARK: events (StreamEventsOwner)

@@ -5,7 +5,8 @@
 /// names, Proxy-Connection, Keep-Alive, TE, Trailer, Upgrade,
 /// Proxy-Authorization), the framing field written from the parsed framing
 /// (`FramingFieldWriter`), and `Via: 1.1 pinproxy` appended after any existing
-/// Via list (RFC 9110 §7.6.3). Host and the framing fields are generated, never
+/// Via list (RFC 9110 §7.6.3); a TRACE or OPTIONS carries its `Max-Forwards`
+/// less one (RFC 9110 §7.6.2). Host and the framing fields are generated, never
 /// copied, so a `Connection` option naming them removes only the received copy.
 /// Upstream connections are always persistent HTTP/1.1, so no Connection field.
 public enum UpstreamRequestWriter {
@@ -20,10 +21,13 @@ public enum UpstreamRequestWriter {
         writer.hostField(routed.upstream)
         let section = head.fieldSection
         let hopByHop = HopByHopFields(section)
+        let maxForwards = routed.maxForwards
         section.write(to: &writer) { index in
             let known = section.lines[index].known
             return known != .host && !known.isFraming && !hopByHop.contains(section, at: index)
+                && (maxForwards == nil || !MaxForwards.isField(section, at: index))
         }
+        if let maxForwards { writer.field("Max-Forwards", decimal: UInt64(maxForwards)) }
         FramingFieldWriter.write(head.bodyFraming, to: &writer)
         writer.viaPinproxy()
         return writer.finish()

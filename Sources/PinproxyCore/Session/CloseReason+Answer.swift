@@ -11,79 +11,83 @@ extension CloseReason {
     /// The answer to send when no byte of a response has gone to the client
     /// yet; nil when the connection just closes (a routine end, a client that
     /// is gone or sent nothing, a response already under way).
-    public var answer: ProxyErrorResponse? {
+    public var answer: ProxyAnswer? {
         switch cause {
         case .completed, .clientClosed, .clientTimedOut, .upstreamEndedMidResponse, .upstreamTruncatedResponse:
             return nil
         case .requestHeadTimedOut:
-            return ProxyErrorResponse(status: 408, proxyStatusError: .httpRequestError, message: "The request header did not arrive in time.")
+            return ProxyAnswer(status: 408, proxyStatusError: .httpRequestError, message: "The request header did not arrive in time.")
         case let .invalidRequest(error):
             return Self.refusal(error)
+        case let .finalRecipient(method, reflected):
+            // RFC 9110 §9.3.8: a TRACE is reflected as `message/http`; an OPTIONS
+            // answer has no content, and no `Allow`: the methods the origin takes are its own.
+            return .finalRecipient(content: reflected, contentType: method == "TRACE" ? "message/http" : nil)
         case let .requestDenied(host):
-            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
-                                      message: "\(host) is not an allowed upstream (default_policy is deny).")
+            return ProxyAnswer(status: 403, proxyStatusError: .httpRequestDenied,
+                               message: "\(host) is not an allowed upstream (default_policy is deny).")
         case .proxyLoop:
-            return ProxyErrorResponse(status: 508, proxyStatusError: .proxyLoopDetected,
-                                      message: "The request is addressed to pinproxy itself.")
+            return ProxyAnswer(status: 508, proxyStatusError: .proxyLoopDetected,
+                               message: "The request is addressed to pinproxy itself.")
         case .connectionLimit:
-            return ProxyErrorResponse(status: 503, proxyStatusError: .connectionLimitReached, message: "Too many connections.")
+            return ProxyAnswer(status: 503, proxyStatusError: .connectionLimitReached, message: "Too many connections.")
         case .shuttingDown:
-            return ProxyErrorResponse(status: 503, proxyStatusError: .proxyInternalResponse, message: "pinproxy is shutting down.")
+            return ProxyAnswer(status: 503, proxyStatusError: .proxyInternalResponse, message: "pinproxy is shutting down.")
         case let .dnsFailed(upstream, _):
-            return ProxyErrorResponse(status: 502, proxyStatusError: .dnsError,
-                                      message: "The upstream host name \(upstream.host) could not be resolved.")
+            return ProxyAnswer(status: 502, proxyStatusError: .dnsError,
+                               message: "The upstream host name \(upstream.host) could not be resolved.")
         case let .connectionRefused(upstream, _):
-            return ProxyErrorResponse(status: 502, proxyStatusError: .connectionRefused,
-                                      message: "The upstream \(upstream) refused the connection.")
+            return ProxyAnswer(status: 502, proxyStatusError: .connectionRefused,
+                               message: "The upstream \(upstream) refused the connection.")
         case let .connectTimedOut(upstream, _):
-            return ProxyErrorResponse(status: 504, proxyStatusError: .connectionTimeout,
-                                      message: "Connecting to the upstream \(upstream) timed out.")
+            return ProxyAnswer(status: 504, proxyStatusError: .connectionTimeout,
+                               message: "Connecting to the upstream \(upstream) timed out.")
         case let .tlsFailed(upstream, detail):
             // The detail is OpenSSL's or pinproxy's words about the handshake
             // (never peer data): what a client's operator needs to fix it.
-            return ProxyErrorResponse(status: 502, proxyStatusError: .tlsProtocolError,
-                                      message: "The TLS connection to the upstream \(upstream) failed: \(detail).")
+            return ProxyAnswer(status: 502, proxyStatusError: .tlsProtocolError,
+                               message: "The TLS connection to the upstream \(upstream) failed: \(detail).")
         case let .trustBlocked(upstream, reason):
-            return ProxyErrorResponse(status: 502, proxyStatusError: .tlsCertificateError, details: reason.rawValue,
-                                      message: "pinproxy blocked \(upstream): its certificate failed the trust policy (\(reason.rawValue)).")
+            return ProxyAnswer(status: 502, proxyStatusError: .tlsCertificateError, details: reason.rawValue,
+                               message: "pinproxy blocked \(upstream): its certificate failed the trust policy (\(reason.rawValue)).")
         case .upstreamClosed:
-            return ProxyErrorResponse(status: 502, proxyStatusError: .connectionTerminated,
-                                      message: "The upstream closed the connection before answering.")
+            return ProxyAnswer(status: 502, proxyStatusError: .connectionTerminated,
+                               message: "The upstream closed the connection before answering.")
         case .upstreamTimedOut:
-            return ProxyErrorResponse(status: 504, proxyStatusError: .httpResponseTimeout,
-                                      message: "The upstream did not answer in time.")
+            return ProxyAnswer(status: 504, proxyStatusError: .httpResponseTimeout,
+                               message: "The upstream did not answer in time.")
         case let .invalidResponse(_, reason):
-            return ProxyErrorResponse(status: 502, proxyStatusError: .httpProtocolError, details: reason,
-                                      message: "The upstream sent an invalid or ambiguous response.")
+            return ProxyAnswer(status: 502, proxyStatusError: .httpProtocolError, details: reason,
+                               message: "The upstream sent an invalid or ambiguous response.")
         case let .connectPortDenied(target):
-            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied, details: "port not allowed",
-                                      message: "CONNECT to port \(target.port) is not allowed (connect_ports).")
+            return ProxyAnswer(status: 403, proxyStatusError: .httpRequestDenied, details: "port not allowed",
+                               message: "CONNECT to port \(target.port) is not allowed (connect_ports).")
         case let .interceptionNotConfigured(host):
-            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
-                                      details: "interception not configured", message:
+            return ProxyAnswer(status: 403, proxyStatusError: .httpRequestDenied,
+                               details: "interception not configured", message:
                 "\(host) is pinned, and pinproxy can only enforce its pins on a connection it terminates: add "
                 + "\"interception\": { \"ca_dir\": \"/var/lib/pinproxy/ca\" } to the configuration, run "
                 + "`pinproxy ca init` and `pinproxy ca install`, or send plain http:// URLs through the proxy.")
         case let .interceptionNotCovered(host) where host.isIPAddress:
             // SPEC §3.1: the CA excludes every IP range; no `ca init` will ever cover one.
-            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
-                                      details: "not covered by the interception CA", message:
+            return ProxyAnswer(status: 403, proxyStatusError: .httpRequestDenied,
+                               details: "not covered by the interception CA", message:
                 "\(host) is an IP address, and the interception CA excludes every IP address: a CONNECT to it "
                 + "is never intercepted. Connect by a host name listed in \"hosts\", or send plain http:// URLs "
                 + "through the proxy.")
         case let .interceptionNotCovered(host):
-            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
-                                      details: "not covered by the interception CA", message:
+            return ProxyAnswer(status: 403, proxyStatusError: .httpRequestDenied,
+                               details: "not covered by the interception CA", message:
                 "\(host) is outside the names the interception CA may issue for: run `pinproxy ca init` to "
                 + "issue the CA again for the configured hosts, then `pinproxy ca install`.")
         case let .tunnelCannotEnforce(host):
-            return ProxyErrorResponse(status: 403, proxyStatusError: .httpRequestDenied,
-                                      details: "default_policy cannot be enforced on a tunnel", message:
+            return ProxyAnswer(status: 403, proxyStatusError: .httpRequestDenied,
+                               details: "default_policy cannot be enforced on a tunnel", message:
                 "\(host) is not listed, and default_policy is a policy that a blind tunnel cannot enforce: "
                 + "list the host in \"hosts\" to have it intercepted.")
         case let .misdirected(host):
-            return ProxyErrorResponse(status: 421, proxyStatusError: .httpRequestError,
-                                      message: "This connection is for \(host): send requests for other hosts on their own.")
+            return ProxyAnswer(status: 421, proxyStatusError: .httpRequestError,
+                               message: "This connection is for \(host): send requests for other hosts on their own.")
         case .clientTLSFailed:
             return nil
         }
@@ -94,7 +98,7 @@ extension CloseReason {
     /// the request's bytes). A 4xx is `http_request_error`; the 501 for a
     /// transfer coding pinproxy does not relay is not a client error in RFC
     /// 9209's sense, so it is `proxy_internal_response`.
-    private static func refusal(_ error: HTTPError) -> ProxyErrorResponse {
+    private static func refusal(_ error: HTTPError) -> ProxyAnswer {
         let message = switch error.status {
         case 405: "pinproxy takes CONNECT on a forward listener only (https_proxy); this one takes plain requests for its own upstream."
         case 414: "The request target is longer than pinproxy accepts."
@@ -103,12 +107,12 @@ extension CloseReason {
         default: "pinproxy refused a malformed or ambiguous request: \(error.reason)."
         }
         let type: ProxyStatusError = (400..<500).contains(error.status) ? .httpRequestError : .proxyInternalResponse
-        return ProxyErrorResponse(status: error.status, proxyStatusError: type, details: error.reason, message: message)
+        return ProxyAnswer(status: error.status, proxyStatusError: type, details: error.reason, message: message)
     }
 
     public var severity: Severity {
         switch cause {
-        case .completed, .clientClosed, .clientTimedOut, .shuttingDown: .debug
+        case .completed, .clientClosed, .clientTimedOut, .shuttingDown, .finalRecipient: .debug
         case .requestHeadTimedOut, .invalidRequest, .requestDenied, .proxyLoop, .dnsFailed, .connectionRefused,
              .connectTimedOut, .upstreamClosed, .upstreamTimedOut, .connectPortDenied, .tunnelCannotEnforce, .misdirected: .info
         // A broken TLS stream is a warning whether or not a response was under way.
@@ -122,8 +126,8 @@ extension CloseReason {
     /// The log line's subsystem (`subsystem: message`).
     public var subsystem: String {
         switch cause {
-        case .completed, .clientClosed, .clientTimedOut, .requestHeadTimedOut, .invalidRequest, .requestDenied,
-             .proxyLoop, .connectionLimit, .shuttingDown, .misdirected: "http"
+        case .completed, .clientClosed, .clientTimedOut, .requestHeadTimedOut, .invalidRequest, .finalRecipient,
+             .requestDenied, .proxyLoop, .connectionLimit, .shuttingDown, .misdirected: "http"
         case .connectPortDenied, .interceptionNotConfigured, .interceptionNotCovered, .tunnelCannotEnforce: "connect"
         case .clientTLSFailed: "tls"
         case .dnsFailed: "dns"
@@ -143,6 +147,7 @@ extension CloseReason {
         case .clientTimedOut: "client idle past its timeout"
         case .requestHeadTimedOut: "request header not complete in time (408)"
         case let .invalidRequest(error): "request rejected (\(error.status)): \(error.reason)"
+        case let .finalRecipient(method, _): "\(method) with Max-Forwards: 0 answered by pinproxy (200)"
         case let .requestDenied(host): "\(host) denied by default_policy (403)"
         case .proxyLoop: "request addressed to pinproxy itself (508)"
         case .connectionLimit: "limits.max_connections reached (503)"

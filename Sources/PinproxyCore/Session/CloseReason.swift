@@ -21,6 +21,10 @@ public struct CloseReason: Sendable, Hashable, CustomStringConvertible {
         /// The request is invalid or ambiguous, or asks for what pinproxy does
         /// not do (RFC 9112: 400, 405, 414, 431, 501).
         case invalidRequest(HTTPError)
+        /// A TRACE or OPTIONS with `Max-Forwards: 0` (RFC 9110 §7.6.2):
+        /// pinproxy is its final recipient, forwards nothing and answers `200`
+        /// itself; `reflected` is what a TRACE answer carries (empty for OPTIONS).
+        case finalRecipient(method: String, reflected: [UInt8])
         /// `default_policy: "deny"` covers the host (403).
         case requestDenied(HostName)
         /// The request is addressed to one of pinproxy's own listeners (508).

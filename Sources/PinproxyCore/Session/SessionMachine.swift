@@ -184,12 +184,26 @@ public struct SessionMachine: Sendable {
             case let .gateway(upstream): routing = Routing(RequestRouter.routeGateway(head, upstream: upstream, hostMemo: &hostMemo))
             }
         }
-        let routed: RoutedRequest
+        var routed: RoutedRequest
         switch routing {
         case let .refused(cause):
             return end(CloseReason(cause, in: .requestHead), into: &actions)
         case let .routed(value):
             routed = value
+        }
+        if MaxForwards.applies(to: head.method) {
+            switch MaxForwards.decide(head) {
+            case let .failure(error):
+                return end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
+            case .success(.answerHere):
+                let reflected = head.method == "TRACE" ? TraceReflection.content(of: head) : []
+                return end(CloseReason(.finalRecipient(method: head.method, reflected: reflected), in: .requestHead),
+                           into: &actions)
+            case let .success(.forward(remaining)):
+                routed.maxForwards = remaining
+            case .success(.relayAsReceived):
+                break
+            }
         }
         if rules.isOwnListener(routed.upstream) {
             return end(CloseReason(.proxyLoop, in: .requestHead), into: &actions)

@@ -67,7 +67,15 @@ struct RequestRouterTests {
         .refused("Host IPv6 unclosed", "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400),
         .refused("Host with a six-digit port", "GET / HTTP/1.1\r\nHost: a.example:000443\r\n\r\n", 400),
         .refused("Host with obs-text", "GET / HTTP/1.1\r\nHost: caf\u{E9}.example\r\n\r\n", 400),
-        .refused("asterisk-form", "OPTIONS * HTTP/1.1\r\nHost: a.example\r\n\r\n", 400),
+        // RFC 9112 §3.2.4: asterisk-form is a server-wide OPTIONS, and only that.
+        .to("OPTIONS * goes to the Host", "OPTIONS * HTTP/1.1\r\nHost: a.example:8443\r\n\r\n", "a.example:8443", "*"),
+        .refused("OPTIONS * without Host", "OPTIONS * HTTP/1.0\r\n\r\n", 400),
+        .refused("asterisk-form on GET", "GET * HTTP/1.1\r\nHost: a.example\r\n\r\n", 400),
+        .refused("asterisk-form on lower-case options", "options * HTTP/1.1\r\nHost: a.example\r\n\r\n", 400),
+        .to("OPTIONS with neither path nor query is forwarded as *", "OPTIONS http://a.example HTTP/1.1\r\nHost: a.example\r\n\r\n",
+            "a.example:443", "*"),
+        .to("OPTIONS with a query keeps it", "OPTIONS http://a.example?q HTTP/1.1\r\nHost: a.example\r\n\r\n", "a.example:443", "/?q"),
+        .to("OPTIONS with the path / keeps it", "OPTIONS http://a.example/ HTTP/1.1\r\nHost: a.example\r\n\r\n", "a.example:443", "/"),
         .refused("authority-form on GET", "GET a.example:443 HTTP/1.1\r\nHost: a.example\r\n\r\n", 400),
         .refused("CONNECT", "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n", 405),
     ]
@@ -80,7 +88,10 @@ struct RequestRouterTests {
         .refused("missing Host in HTTP/1.1", "GET / HTTP/1.1\r\n\r\n", 400),
         .refused("two Host fields", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
         .refused("CONNECT", "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n", 405),
-        .refused("asterisk-form", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        .to("OPTIONS * goes to the upstream as *", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", "api.example.com:443", "*"),
+        .to("absolute-form OPTIONS without path becomes *", "OPTIONS http://a.example HTTP/1.1\r\nHost: a\r\n\r\n",
+            "api.example.com:443", "*"),
+        .refused("asterisk-form on POST", "POST * HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", 400),
     ]
 
     private static func check(_ result: Result<RoutedRequest, HTTPError>, _ testCase: RouteCase) {

@@ -22,6 +22,8 @@ struct CloseReasonTests {
          "pinproxy; error=http_request_error; details=\"header section too large\"", .info),
         (.invalidRequest(HTTPError(status: 501, reason: "unsupported transfer coding before chunked")), 501,
          "pinproxy; error=proxy_internal_response; details=\"unsupported transfer coding before chunked\"", .info),
+        (.finalRecipient(method: "TRACE", reflected: Array("TRACE / HTTP/1.1\r\n\r\n".utf8)), 200, "pinproxy", .debug),
+        (.finalRecipient(method: "OPTIONS", reflected: []), 200, "pinproxy", .debug),
         (.requestDenied(HostName("other.example")!), 403, "pinproxy; error=http_request_denied", .info),
         (.proxyLoop, 508, "pinproxy; error=proxy_loop_detected", .info),
         (.connectionLimit, 503, "pinproxy; error=connection_limit_reached", .warning),

@@ -9,7 +9,7 @@ struct SessionFailureTests {
     let rules = SessionScript.rules()
 
     /// The status and `Proxy-Status` error of a session's last action (nil: closed without an answer).
-    static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError)? {
+    static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError?)? {
         guard case let .answerAndClose(reason) = actions.last, let answer = reason.answer else { return nil }
         return (answer.status, answer.proxyStatusError)
     }
@@ -20,7 +20,8 @@ struct SessionFailureTests {
         ("CONNECT api.example.com:25 HTTP/1.1\r\nHost: api.example.com:25\r\n\r\n", 403, .httpRequestDenied),
         ("CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\nContent-Length: 3\r\n\r\n", 400, .httpRequestError),
         ("CONNECT api.example.com HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, .httpRequestError),  // no port
-        ("OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, .httpRequestError),
+        ("GET * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 400, .httpRequestError),  // asterisk-form is OPTIONS only
+        ("TRACE /x HTTP/1.1\r\nHost: api.example.com\r\nMax-Forwards: 1, 1\r\n\r\n", 400, .httpRequestError),
         ("GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", 508, ProxyStatusError.proxyLoopDetected),
         ("GET http://localhost:8080/ HTTP/1.1\r\nHost: localhost:8080\r\n\r\n", 508, .proxyLoopDetected),
         ("GET http://denied.example/ HTTP/1.1\r\nHost: denied.example\r\n\r\n", 403, .httpRequestDenied),

@@ -1,8 +1,8 @@
 import Testing
 @testable import PinproxyCore
 
-@Suite("ProxyErrorResponse")
-struct ProxyErrorResponseTests {
+@Suite("ProxyAnswer")
+struct ProxyAnswerTests {
     @Test("CONNECT where it is not taken gets a 405 that names the listener that takes it")
     func connect() throws {
         let response = try #require(CloseReason(.invalidRequest(HTTPError(status: 405, reason: "connect is not supported")),
@@ -17,8 +17,8 @@ struct ProxyErrorResponseTests {
 
     @Test("a policy block carries the error token and quoted details")
     func policyBlock() {
-        let response = ProxyErrorResponse(status: 502, proxyStatusError: .tlsCertificateError, details: "pin_mismatch",
-                                          message: "The upstream certificate does not match the pinned keys.", closeConnection: false)
+        let response = ProxyAnswer(status: 502, proxyStatusError: .tlsCertificateError, details: "pin_mismatch",
+                                   message: "The upstream certificate does not match the pinned keys.", closeConnection: false)
         let body = "The upstream certificate does not match the pinned keys.\n"
         let expected = "HTTP/1.1 502 Bad Gateway\r\nProxy-Status: pinproxy; error=tls_certificate_error; details=\"pin_mismatch\"\r\n"
             + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
@@ -27,6 +27,6 @@ struct ProxyErrorResponseTests {
 
     @Test("details are escaped as a structured-field string")
     func quoting() {
-        #expect(ProxyErrorResponse.quoted("a \"b\" \\ c\u{01}é") == "\"a \\\"b\\\" \\\\ c??\"")
+        #expect(ProxyAnswer.quoted("a \"b\" \\ c\u{01}é") == "\"a \\\"b\\\" \\\\ c??\"")
     }
 }

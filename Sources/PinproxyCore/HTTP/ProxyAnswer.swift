@@ -1,0 +1,73 @@
+/// An answer pinproxy writes itself (SPEC §3): status, a `Proxy-Status` field
+/// (RFC 9209), and a short body. Which answer an end gets is decided in one
+/// place, `CloseReason.answer`.
+///
+/// A refusal or failure says `Proxy-Status: pinproxy; error=<token>[; details="<quoted>"]`,
+/// where the token is one of RFC 9209 §2.3's error types, and one human
+/// sentence as a text body. Every such answer has one (SPEC §3): a client
+/// reading a 400 or a 503 can tell pinproxy's from the origin's. An answer
+/// that is no error (pinproxy as the final recipient of a TRACE or OPTIONS,
+/// RFC 9110 §7.6.2) says only `Proxy-Status: pinproxy`, and carries its own
+/// content.
+public struct ProxyAnswer: Sendable, Hashable {
+    public var status: Int
+    /// nil for an answer that reports no error.
+    public var proxyStatusError: ProxyStatusError?
+    public var details: String?
+    public var message: String
+    public var closeConnection: Bool
+    /// The content, when it is not `message` as text, and its type (none for
+    /// empty content).
+    public var content: [UInt8]?
+    public var contentType: String?
+
+    public init(status: Int, proxyStatusError: ProxyStatusError?, details: String? = nil, message: String,
+                closeConnection: Bool = true) {
+        self.status = status
+        self.proxyStatusError = proxyStatusError
+        self.details = details
+        self.message = message
+        self.closeConnection = closeConnection
+    }
+
+    /// pinproxy's `200` as the final recipient of a request: no error, and
+    /// `content` (of `contentType`) in place of a sentence.
+    public static func finalRecipient(content: [UInt8], contentType: String?) -> ProxyAnswer {
+        var answer = ProxyAnswer(status: 200, proxyStatusError: nil, message: "")
+        answer.content = content
+        answer.contentType = contentType
+        return answer
+    }
+
+    public func serialise() -> [UInt8] {
+        let body = content ?? Array((message + "\n").utf8)
+        var writer = HeadWriter()
+        writer.line("HTTP/1.1 \(status) \(HTTPStatusReason.phrase(for: status))")
+        var proxyStatus = "pinproxy"
+        if let proxyStatusError { proxyStatus += "; error=\(proxyStatusError.rawValue)" }
+        if let details { proxyStatus += "; details=\(Self.quoted(details))" }
+        writer.field("Proxy-Status", proxyStatus)
+        if content == nil {
+            writer.field("Content-Type", "text/plain; charset=utf-8")
+        } else if let contentType {
+            writer.field("Content-Type", contentType)
+        }
+        writer.field("Content-Length", String(body.count))
+        if closeConnection { writer.field("Connection", "close") }
+        return writer.finish() + body
+    }
+
+    /// An RFC 8941 §3.3.3 sf-string: backslash and quote escaped, bytes outside
+    /// printable ASCII replaced by "?" (they cannot be represented).
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"", "\\": result += "\\" + String(scalar)
+            case " "..."~": result.unicodeScalars.append(scalar)
+            default: result += "?"
+            }
+        }
+        return result + "\""
+    }
+}

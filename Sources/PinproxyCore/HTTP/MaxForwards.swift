@@ -19,9 +19,15 @@ public enum MaxForwards {
     /// decremented by one or the largest value that the recipient supports".
     public static let largestForwarded = Int(Int32.max)
 
-    /// The methods the field applies to.
+    /// The methods the field applies to. Every request asks, so the length
+    /// settles most methods before a string comparison (some 30 instructions each).
+    @inline(__always)
     public static func applies(to method: String) -> Bool {
-        method == "TRACE" || method == "OPTIONS"
+        switch method.utf8.count {
+        case 5: method == "TRACE"
+        case 7: method == "OPTIONS"
+        default: false
+        }
     }
 
     /// The decision for `head`. A TRACE or OPTIONS whose field is not exactly

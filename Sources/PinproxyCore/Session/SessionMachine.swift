@@ -184,25 +184,20 @@ public struct SessionMachine: Sendable {
             case let .gateway(upstream): routing = Routing(RequestRouter.routeGateway(head, upstream: upstream, hostMemo: &hostMemo))
             }
         }
-        var routed: RoutedRequest
+        let routed: RoutedRequest
         switch routing {
         case let .refused(cause):
             return end(CloseReason(cause, in: .requestHead), into: &actions)
         case let .routed(value):
-            routed = value
-        }
-        if MaxForwards.applies(to: head.method) {
-            switch MaxForwards.decide(head) {
-            case let .failure(error):
-                return end(CloseReason(.invalidRequest(error), in: .requestHead), into: &actions)
-            case .success(.answerHere):
-                let reflected = head.method == "TRACE" ? TraceReflection.content(of: head) : []
-                return end(CloseReason(.finalRecipient(method: head.method, reflected: reflected), in: .requestHead),
-                           into: &actions)
-            case let .success(.forward(remaining)):
-                routed.maxForwards = remaining
-            case .success(.relayAsReceived):
+            guard MaxForwards.applies(to: head.method) else {
+                routed = value
                 break
+            }
+            switch Self.applyMaxForwards(head, to: value) {
+            case let .refused(cause):
+                return end(CloseReason(cause, in: .requestHead), into: &actions)
+            case let .routed(forwarded):
+                routed = forwarded
             }
         }
         if rules.isOwnListener(routed.upstream) {
@@ -215,6 +210,27 @@ public struct SessionMachine: Sendable {
                                     clientKeepAlive: head.wantsKeepAlive && !draining)
         state = .exchanging
         actions.append(.startExchange(consumedHead: consumed, upstream: routed.upstream, rule: rule))
+    }
+
+    /// RFC 9110 §7.6.2 for a TRACE or OPTIONS: `routed` with the value to
+    /// forward, or nowhere: pinproxy's own answer (at zero) or a refusal.
+    /// Kept out of line: few requests get here, and `begin` is on every
+    /// request's path.
+    @inline(never)
+    private static func applyMaxForwards(_ head: HTTPRequestHead, to routed: RoutedRequest) -> Routing {
+        switch MaxForwards.decide(head) {
+        case let .failure(error):
+            return .refused(.invalidRequest(error))
+        case .success(.answerHere):
+            return .refused(.finalRecipient(method: head.method,
+                                            reflected: head.method == "TRACE" ? TraceReflection.content(of: head) : []))
+        case let .success(.forward(remaining)):
+            var forwarded = routed
+            forwarded.maxForwards = remaining
+            return .routed(forwarded)
+        case .success(.relayAsReceived):
+            return .routed(routed)
+        }
     }
 
     // MARK: the upstream

@@ -10,23 +10,27 @@
 /// RFC 9110 §7.6.2) says only `Proxy-Status: pinproxy`, and carries its own
 /// content.
 public struct ProxyAnswer: Sendable, Hashable {
+    /// What follows the head.
+    public enum Body: Sendable, Hashable {
+        /// One human sentence, sent as `text/plain`.
+        case sentence(String)
+        /// Content of its own, with its type (none for empty content).
+        case content([UInt8], type: String?)
+    }
+
     public var status: Int
     /// nil for an answer that reports no error.
     public var proxyStatusError: ProxyStatusError?
     public var details: String?
-    public var message: String
+    public var body: Body
     public var closeConnection: Bool
-    /// The content, when it is not `message` as text, and its type (none for
-    /// empty content).
-    public var content: [UInt8]?
-    public var contentType: String?
 
     public init(status: Int, proxyStatusError: ProxyStatusError?, details: String? = nil, message: String,
                 closeConnection: Bool = true) {
         self.status = status
         self.proxyStatusError = proxyStatusError
         self.details = details
-        self.message = message
+        self.body = .sentence(message)
         self.closeConnection = closeConnection
     }
 
@@ -34,27 +38,27 @@ public struct ProxyAnswer: Sendable, Hashable {
     /// `content` (of `contentType`) in place of a sentence.
     public static func finalRecipient(content: [UInt8], contentType: String?) -> ProxyAnswer {
         var answer = ProxyAnswer(status: 200, proxyStatusError: nil, message: "")
-        answer.content = content
-        answer.contentType = contentType
+        answer.body = .content(content, type: contentType)
         return answer
     }
 
     public func serialise() -> [UInt8] {
-        let body = content ?? Array((message + "\n").utf8)
+        let bytes: [UInt8]
+        let contentType: String?
+        switch body {
+        case let .sentence(message): (bytes, contentType) = (Array((message + "\n").utf8), "text/plain; charset=utf-8")
+        case let .content(content, type): (bytes, contentType) = (content, type)
+        }
         var writer = HeadWriter()
         writer.line("HTTP/1.1 \(status) \(HTTPStatusReason.phrase(for: status))")
         var proxyStatus = "pinproxy"
         if let proxyStatusError { proxyStatus += "; error=\(proxyStatusError.rawValue)" }
         if let details { proxyStatus += "; details=\(Self.quoted(details))" }
         writer.field("Proxy-Status", proxyStatus)
-        if content == nil {
-            writer.field("Content-Type", "text/plain; charset=utf-8")
-        } else if let contentType {
-            writer.field("Content-Type", contentType)
-        }
-        writer.field("Content-Length", String(body.count))
+        if let contentType { writer.field("Content-Type", contentType) }
+        writer.field("Content-Length", String(bytes.count))
         if closeConnection { writer.field("Connection", "close") }
-        return writer.finish() + body
+        return writer.finish() + bytes
     }
 
     /// An RFC 8941 §3.3.3 sf-string: backslash and quote escaped, bytes outside

@@ -93,7 +93,7 @@ struct HostFieldMemoTests {
         } else {
             machine.handle(event, into: &actions)
         }
-        if actions.contains(where: { if case .startExchange = $0 { true } else { false } }) {
+        if SessionScript.startsExchange(actions) {
             machine.handle(.upstreamReady(pooled: true, reported: false), into: &actions)
         }
         return "\(actions) \(machine.phase)"

@@ -8,15 +8,6 @@ import Testing
 struct FinalRecipientTests {
     let rules = SessionScript.rules()
 
-    static func answered(_ actions: [SessionAction]) -> ProxyAnswer? {
-        guard case let .answerAndClose(reason) = actions.last else { return nil }
-        return reason.answer
-    }
-
-    static func starts(_ actions: [SessionAction]) -> Bool {
-        actions.contains { if case .startExchange = $0 { true } else { false } }
-    }
-
     @Test("TRACE at zero is reflected as message/http, without the credentials it carried",
           arguments: [ListenerConfiguration.Mode.forward, .gateway(upstream: SessionScript.api)])
     func trace(mode: ListenerConfiguration.Mode) throws {
@@ -25,8 +16,8 @@ struct FinalRecipientTests {
             + "Authorization: Basic c2VjcmV0\r\nX-Seen: yes\r\nCookie: session=secret\r\nproxy-authorization: Basic c2VjcmV0\r\n"
             + "Via: 1.1 edge\r\n\r\n"
         let actions = script.head(request, rules: rules)
-        #expect(!Self.starts(actions))
-        let answer = try #require(Self.answered(actions))
+        #expect(!SessionScript.startsExchange(actions))
+        let answer = try #require(SessionScript.answer(in: actions))
         let text = String(decoding: answer.serialise(), as: UTF8.self)
         let reflected = "TRACE http://api.example.com/t?q=1 HTTP/1.1\r\nHost: api.example.com\r\nMax-Forwards: 0\r\n"
             + "X-Seen: yes\r\nVia: 1.1 edge\r\n\r\n"
@@ -44,8 +35,8 @@ struct FinalRecipientTests {
     func options(request: String) throws {
         var script = SessionScript()
         let actions = script.head(request, rules: rules)
-        #expect(!Self.starts(actions))
-        let answer = try #require(Self.answered(actions))
+        #expect(!SessionScript.startsExchange(actions))
+        let answer = try #require(SessionScript.answer(in: actions))
         #expect(String(decoding: answer.serialise(), as: UTF8.self)
                 == "HTTP/1.1 200 OK\r\nProxy-Status: pinproxy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
     }
@@ -62,7 +53,7 @@ struct FinalRecipientTests {
     ])
     func forwarded(request: String, sent: String) throws {
         var script = SessionScript()
-        #expect(Self.starts(script.head(request, rules: rules)))
+        #expect(SessionScript.startsExchange(script.head(request, rules: rules)))
         let ready = script.feed(.upstreamReady(pooled: false, reported: false))
         #expect(ready.first == .sendRequestHead(Array(sent.utf8)))
     }
@@ -73,10 +64,10 @@ struct FinalRecipientTests {
         let denyAll = SessionScript.rules(PolicyTable(rules: [], defaultPolicy: .deny))
         let denied = script.head("TRACE http://denied.example/ HTTP/1.1\r\nHost: denied.example\r\nMax-Forwards: 0\r\n\r\n",
                                  rules: denyAll)
-        #expect(Self.answered(denied)?.status == 200)
+        #expect(SessionScript.answer(in: denied)?.status == 200)
         var loop = SessionScript()
         let own = loop.head("OPTIONS http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nMax-Forwards: 0\r\n\r\n",
                             rules: rules)
-        #expect(Self.answered(own)?.status == 200)
+        #expect(SessionScript.answer(in: own)?.status == 200)
     }
 }

@@ -55,7 +55,7 @@ struct GatewayRuleNameTests {
                                                                             upstream: upstream, rule: "api.example.com")))
         var second = SessionScript(mode: .gateway(upstream: upstream))
         let refused = second.head(head, rules: denying)
-        #expect(!refused.contains { if case .startExchange = $0 { true } else { false } })
+        #expect(!SessionScript.startsExchange(refused))
         #expect(refused.contains { if case .answerAndClose = $0 { true } else { false } })
     }
 }

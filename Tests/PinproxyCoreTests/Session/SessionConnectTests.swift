@@ -23,7 +23,7 @@ struct SessionConnectTests {
     }
 
     static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError?, details: String?)? {
-        guard case let .answerAndClose(reason) = actions.last, let answer = reason.answer else { return nil }
+        guard let answer = SessionScript.answer(in: actions) else { return nil }
         return (answer.status, answer.proxyStatusError, answer.details)
     }
 

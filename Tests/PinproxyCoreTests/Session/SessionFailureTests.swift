@@ -10,8 +10,7 @@ struct SessionFailureTests {
 
     /// The status and `Proxy-Status` error of a session's last action (nil: closed without an answer).
     static func answer(_ actions: [SessionAction]) -> (status: Int, error: ProxyStatusError?)? {
-        guard case let .answerAndClose(reason) = actions.last, let answer = reason.answer else { return nil }
-        return (answer.status, answer.proxyStatusError)
+        SessionScript.answer(in: actions).map { ($0.status, $0.proxyStatusError) }
     }
 
     @Test("refused heads are answered before anything goes upstream", arguments: [
@@ -32,7 +31,7 @@ struct SessionFailureTests {
         var script = SessionScript()
         let denyUnlisted = SessionScript.rules(PolicyTable(rules: [], defaultPolicy: .deny))
         let actions = script.head(request, rules: request.contains("denied.example") ? denyUnlisted : rules)
-        #expect(!actions.contains { if case .startExchange = $0 { true } else { false } })
+        #expect(!SessionScript.startsExchange(actions))
         #expect(Self.answer(actions)?.status == status && Self.answer(actions)?.error == error, "\(actions)")
         #expect(script.machine.state == .closed)
     }

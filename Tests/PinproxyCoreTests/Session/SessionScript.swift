@@ -30,6 +30,17 @@ struct SessionScript {
         return feed(.requestHead(result, buffered: buffered ?? text.utf8.count, rules: rules, draining: draining))
     }
 
+    /// The answer `actions` end with, when they end with an answer and close.
+    static func answer(in actions: [SessionAction]) -> ProxyAnswer? {
+        guard case let .answerAndClose(reason) = actions.last else { return nil }
+        return reason.answer
+    }
+
+    /// Whether `actions` start an exchange (anything went towards an upstream).
+    static func startsExchange(_ actions: [SessionAction]) -> Bool {
+        actions.contains { if case .startExchange = $0 { true } else { false } }
+    }
+
     /// A response head parsed from `text` for a request of `method`.
     mutating func response(_ text: String, method: String = "GET") -> [SessionAction] {
         let result = Array(text.utf8).withUnsafeBytes { ResponseHeadParser.parse($0, requestMethod: method, limits: HeadLimits()) }

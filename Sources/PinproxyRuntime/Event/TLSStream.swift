@@ -221,10 +221,6 @@ final class TLSStream: ByteStream, StreamEventsOwner {
     /// OpenSSL reads ahead: one `read(2)` takes every record the socket holds.
     func enableReadAhead() { connection?.enableReadAhead() }
 
-    /// The `SSL`'s record buffers, freed while empty (`TLSConnection.releaseBuffers`).
-    @discardableResult
-    func releaseBuffers() -> Bool { connection?.releaseBuffers() ?? false }
-
     /// Decrypts what OpenSSL can into the input, record by record, while
     /// there is room; stops when OpenSSL holds no more decrypted or buffered
     /// bytes, so that a readiness costs one `read(2)` (epoll reports the rest).

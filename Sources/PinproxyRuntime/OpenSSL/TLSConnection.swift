@@ -41,16 +41,10 @@ final class TLSConnection {
     /// trades read calls for copies. Relaying 1 MiB bodies, interleaved
     /// against the same upstream, CPU per response: one record 1,853 µs, two
     /// 1,681, 64 KiB 1,758; in a second run two 1,494 against 64 KiB's 1,589
-    /// (HAProxy 1,711). A connection idle in the pool gives the buffer back
-    /// (`releaseBuffers`). The 468 bytes of slack make 33,280 (32 KiB + 512),
-    /// the size measured.
+    /// (HAProxy 1,711). The contexts release empty buffers
+    /// (`SSL_MODE_RELEASE_BUFFERS`), so an idle connection holds none. The
+    /// 468 bytes of slack make 33,280 (32 KiB + 512), the size measured.
     static let readAheadLength = 2 * 16_406 + 468
-
-    /// Frees the record buffers while they hold nothing; OpenSSL allocates
-    /// them again at the next read or write. False when a record is pending
-    /// (then they are kept).
-    @discardableResult
-    func releaseBuffers() -> Bool { SSL_free_buffers(pointer) == 1 }
 
     /// The protocol version negotiated, e.g. `TLSv1.3`.
     var protocolVersion: String { String(cString: SSL_get_version(pointer)) }

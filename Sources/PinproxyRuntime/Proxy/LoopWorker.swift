@@ -71,9 +71,6 @@ final class LoopWorker: IdleSocketDelegate {
     /// owned: they move from it into the session's input at once, so one
     /// buffer serves the loop.
     private let firstRead: EventBuffer
-    /// Runs the pool's buffer sweeps (`UpstreamPool.sweepIdleBuffers`), armed
-    /// by the pool only while a parked connection may hold record buffers.
-    private let bufferSweep: Timer
 
     var logger: Logger { shared.logger }
 
@@ -84,12 +81,8 @@ final class LoopWorker: IdleSocketDelegate {
         guard let buffer = evbuffer_new() else { throw RuntimeError.system("evbuffer_new", ENOMEM) }
         firstRead = EventBuffer(pointer: buffer)
         self.configuration = configuration
-        let pool = UpstreamPool(generation: configuration.generation)
-        self.pool = pool
+        pool = UpstreamPool(generation: configuration.generation)
         self.shared = shared
-        let sweep = Timer(loop: loop) { [unowned pool] in pool.sweepIdleBuffers() }
-        bufferSweep = sweep
-        pool.scheduleSweep = { [unowned sweep] in sweep.schedule(after: UpstreamPool.bufferSweepPeriod) }
     }
 
     deinit { evbuffer_free(firstRead.pointer) }

@@ -72,12 +72,6 @@ final class UpstreamConnection: ByteStreamDelegate {
     unowned var delegate: UpstreamConnectionDelegate?
     /// Exchanges completed on this connection (0 = fresh from a handshake).
     var completedExchanges = 0
-    /// The pool's buffer sweep (`UpstreamPool.sweepIdleBuffers`) that was
-    /// next when the pool last parked this connection, and whether its
-    /// record buffers may be held since (set at every park: any exchange
-    /// allocates them). Only this loop's thread touches either.
-    @exclusivity(unchecked) var parkedBeforeSweep = 0
-    @exclusivity(unchecked) var mayHoldBuffers = true
     /// `timeouts.idle` of the generation that made it: its read and write
     /// timeout in use and idle in the pool alike.
     let idleTimeout: EventTimeout
@@ -119,8 +113,6 @@ final class UpstreamConnection: ByteStreamDelegate {
         let renewed = UpstreamConnection(key: key.renewed(generation: generation), peer: peer, stream: stream,
                                          handshake: handshake, idleTimeout: idleTimeout)
         renewed.completedExchanges = completedExchanges
-        renewed.parkedBeforeSweep = parkedBeforeSweep
-        renewed.mayHoldBuffers = mayHoldBuffers
         renewed.delegate = delegate
         if stream.delegate === self { stream.delegate = renewed }
         handedOver = true

@@ -38,23 +38,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
     /// written only by `renew`, on this loop, so no dynamic exclusivity check.
     @exclusivity(unchecked) private(set) var generation: Int
 
-    /// Record buffers: a connection holds OpenSSL's (~50 KiB) from its first
-    /// exchange on (`TLSClientContext`), and one that stays idle gives them
-    /// back. A sweep every `bufferSweepPeriod` while any parked connection
-    /// may hold some frees those of connections parked before the previous
-    /// sweep, idle for a whole period at least: connections in turn under a
-    /// load are parked again long before that and keep theirs, one a burst
-    /// left behind gives them back within two periods. Sweeps are counted,
-    /// not timed, so a park costs two stores; `sweepCount` is the number of
-    /// the next one.
-    private var sweepCount = 1
-    private var sweepPending = false
-    /// Arms the loop's timer to call `sweepIdleBuffers` after
-    /// `bufferSweepPeriod` (`LoopWorker`); nil leaves the sweeps to the caller (tests).
-    var scheduleSweep: (() -> Void)?
-
-    static let bufferSweepPeriod: Duration = .seconds(1)
-
     /// The milliseconds `IdleConnections` measures its periods in: the
     /// coarse monotonic clock, or a fixed one for a test whose order must not
     /// depend on how long the machine took between two takes.
@@ -115,9 +98,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
         frontList.append(connection)
         idleCount.set(idleCount.current + 1)
         connection.delegate = self
-        connection.parkedBeforeSweep = sweepCount
-        connection.mayHoldBuffers = true
-        if !sweepPending { requestSweep() }
         // The idle timeout set when the connection was attached still runs,
         // restarted by the read that completed the response: the same timeout
         // for in use and idle, so reading goes on without re-arming it (and
@@ -184,36 +164,6 @@ final class UpstreamPool: UpstreamConnectionDelegate {
             if keepsSession(key) { sessions[key.renewed(generation: generation)] = session }
         }
         if let recentKey, recentKey.generation < generation { self.recentKey = nil }
-    }
-
-    /// The buffer sweep (see `sweepCount`): frees the record buffers of every
-    /// idle connection parked before the previous sweep, and asks for the next
-    /// one while a connection parked since may hold some.
-    func sweepIdleBuffers() {
-        sweepPending = false
-        let sweep = sweepCount
-        sweepCount += 1
-        var waiting = false
-        forEachIdle { connection in
-            guard connection.mayHoldBuffers else { return }
-            guard connection.parkedBeforeSweep < sweep else { waiting = true; return }
-            // Once: a connection idle with a record pending is retired by its read, not swept again.
-            connection.stream.releaseBuffers()
-            connection.mayHoldBuffers = false
-        }
-        if waiting { requestSweep() }
-    }
-
-    private func requestSweep() {
-        guard let scheduleSweep else { return }
-        sweepPending = true
-        scheduleSweep()
-    }
-
-    /// Every idle connection, wherever its key's list is kept (and tests).
-    func forEachIdle(_ body: (UpstreamConnection) -> Void) {
-        frontList.connections.forEach(body)
-        for list in idle.values { list.connections.forEach(body) }
     }
 
     /// Frees everything (shutdown).

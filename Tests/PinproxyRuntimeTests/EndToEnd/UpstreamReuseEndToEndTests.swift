@@ -41,46 +41,6 @@ struct UpstreamReuseEndToEndTests {
         #expect(counts == (5, 0), "\(counts)")
     }
 
-    /// A pooled connection gives back OpenSSL's record buffers once it has
-    /// idled through a whole buffer sweep period (`UpstreamPool`); its next
-    /// exchange reads into buffers OpenSSL allocates again. A body of several
-    /// read-ahead buffers' worth shows they are whole.
-    @Test("a pooled connection idle for two sweep periods gives back its record buffers, then serves a large body intact")
-    func idleConnectionReleasesBuffersAndServesAgain() throws {
-        let scenario = try E2EScenario(chain: try TestPKI.chain(), config: "")
-        let first = try scenario.get("/bytes/200000")
-        #expect(first.status == 200 && first.body == TestUpstream.pattern(200_000))
-        let period = Double(UpstreamPool.bufferSweepPeriod.components.seconds)
-        Thread.sleep(forTimeInterval: 2 * period + 0.5)
-        let released = try idleConnectionsHoldingBuffers(scenario)
-        #expect(released == (idle: 1, holding: 0), "\(released)")
-        let second = try scenario.get("/bytes/200000")
-        #expect(second.status == 200 && second.body == TestUpstream.pattern(200_000))
-        let stats = try scenario.upstream.stats(caFile: scenario.trustStoreFile)
-        #expect(stats["connections"] == 2, "the second request did not reuse the pooled connection: \(stats)")
-        // Parked again after the exchange: it may hold buffers until a later sweep.
-        let parkedAgain = try idleConnectionsHoldingBuffers(scenario)
-        #expect(parkedAgain == (idle: 1, holding: 1), "\(parkedAgain)")
-    }
-
-    /// Idle connections over every loop, and how many may hold record
-    /// buffers: read on each loop's own thread.
-    private func idleConnectionsHoldingBuffers(_ scenario: E2EScenario) throws -> (idle: Int, holding: Int) {
-        let counts = Locked((idle: 0, holding: 0))
-        for worker in scenario.proxy.daemon.workers {
-            let done = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) let pool = worker.pool
-            worker.loop.execute {
-                pool.forEachIdle { connection in
-                    counts.withLock { $0.idle += 1; if connection.mayHoldBuffers { $0.holding += 1 } }
-                }
-                done.signal()
-            }
-            guard done.wait(timeout: .now() + 5) == .success else { throw TestFailure("loop \(worker.index) did not run") }
-        }
-        return counts.withLock { $0 }
-    }
-
     /// timeouts.idle bounds the wait for a response, counted from the request
     /// (docs/configuration.md; SPEC §2 names the timeout but not when it
     /// starts; as nginx's `proxy_read_timeout`):

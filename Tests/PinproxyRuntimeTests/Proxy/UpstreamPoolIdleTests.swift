@@ -199,59 +199,6 @@ struct UpstreamPoolIdleTests {
         #expect(pool.idleCount.current == 0)
     }
 
-    /// Sweeps are counted, so the test decides when each one runs: a
-    /// connection parked before sweep n gives its buffers back at sweep n + 1,
-    /// so it has idled through one whole period between them.
-    @Test("record buffers: a connection idle for a whole sweep period gives them back, one parked again keeps them, and sweeps stop when none may hold any")
-    func idleConnectionsGiveBackBuffers() throws {
-        let connections = try Connections()
-        let pool = UpstreamPool(now: { 0 })
-        var scheduled = 0
-        pool.scheduleSweep = { scheduled += 1 }
-        let a1 = try connections.make(a), a2 = try connections.make(a), b1 = try connections.make(b)
-        for connection in [b1, a1, a2] { pool.put(connection, keepingAtMost: 4) }  // b's list goes into the table
-        #expect(scheduled == 1, "one sweep asked for, however many are parked")
-        pool.sweepIdleBuffers()
-        // Parked since the last sweep: not idle for a whole period yet.
-        #expect(a1.mayHoldBuffers && a2.mayHoldBuffers && b1.mayHoldBuffers)
-        #expect(scheduled == 2)
-        // a1 serves an exchange between the sweeps and is parked again.
-        let taken = pool.take(a)
-        #expect(taken === a1)
-        pool.put(a1, keepingAtMost: 4)
-        #expect(scheduled == 2, "a sweep is pending already")
-        pool.sweepIdleBuffers()
-        #expect(!a2.mayHoldBuffers && !b1.mayHoldBuffers, "idle since before the previous sweep, at the front or in the table")
-        #expect(a1.mayHoldBuffers, "parked again since the previous sweep")
-        #expect(scheduled == 3)
-        pool.sweepIdleBuffers()
-        #expect(!a1.mayHoldBuffers)
-        #expect(scheduled == 3, "nothing left that may hold buffers: no more sweeps")
-        // A released connection in use again holds buffers once parked, and the sweeps resume.
-        let next = pool.take(a)
-        #expect(next === a2)
-        pool.put(a2, keepingAtMost: 4)
-        #expect(a2.mayHoldBuffers && scheduled == 4)
-        // Every connection still serves: released buffers are not a retirement.
-        #expect(a1.isOpen && a2.isOpen && b1.isOpen && pool.idleCount.current == 3)
-    }
-
-    @Test("a reload's renewed connections keep their place in the buffer sweeps")
-    func renewKeepsSweepState() throws {
-        let connections = try Connections()
-        let pool = UpstreamPool(now: { 0 })
-        let a1 = try connections.make(a), b1 = try connections.make(b)
-        pool.put(a1, keepingAtMost: 4)
-        pool.sweepIdleBuffers()
-        pool.put(b1, keepingAtMost: 4)
-        pool.renew(to: 2, keepsConnection: { _ in true }, keepsSession: { _ in false })
-        pool.sweepIdleBuffers()
-        let renewedA = try #require(pool.take(Self.key("a.example.test", generation: 2)))
-        let renewedB = try #require(pool.take(Self.key("b.example.test", generation: 2)))
-        #expect(!renewedA.mayHoldBuffers, "parked before the previous sweep")
-        #expect(renewedB.mayHoldBuffers, "parked since")
-    }
-
     @Test("shutdown closes every idle connection, the front list's too")
     func closeAllClosesTheFront() throws {
         let connections = try Connections()

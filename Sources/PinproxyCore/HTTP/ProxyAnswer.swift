@@ -27,19 +27,23 @@ public struct ProxyAnswer: Sendable, Hashable {
 
     public init(status: Int, proxyStatusError: ProxyStatusError?, details: String? = nil, message: String,
                 closeConnection: Bool = true) {
+        self.init(status: status, proxyStatusError: proxyStatusError, details: details, body: .sentence(message),
+                  closeConnection: closeConnection)
+    }
+
+    private init(status: Int, proxyStatusError: ProxyStatusError?, details: String?, body: Body, closeConnection: Bool) {
         self.status = status
         self.proxyStatusError = proxyStatusError
         self.details = details
-        self.body = .sentence(message)
+        self.body = body
         self.closeConnection = closeConnection
     }
 
     /// pinproxy's `200` as the final recipient of a request: no error, and
     /// `content` (of `contentType`) in place of a sentence.
     public static func finalRecipient(content: [UInt8], contentType: String?) -> ProxyAnswer {
-        var answer = ProxyAnswer(status: 200, proxyStatusError: nil, message: "")
-        answer.body = .content(content, type: contentType)
-        return answer
+        ProxyAnswer(status: 200, proxyStatusError: nil, details: nil, body: .content(content, type: contentType),
+                    closeConnection: true)
     }
 
     public func serialise() -> [UInt8] {
